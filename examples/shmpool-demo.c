@@ -1,0 +1,195 @@
+/*
+ * shmpool-demo - a pool shared by worker processes, start to finish.
+ *
+ * Creates a pool, forks workers that attach to it by name and get and put
+ * objects in random bulks for a while, then prints what the pool counted
+ * and removes it.  Each worker stamps the objects it holds with its pid
+ * and checks that nobody else's stamp is on an object it was given.
+ *
+ * Until shmpoold creates pools, the demo creates the segment itself with
+ * shmpool_segment_create(); the workers' code is what a real worker does.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <shmpool.h>
+
+#define MAX_HELD	256
+
+struct demo_obj {
+	pid_t owner;			/* 0 while free */
+	uint32_t uses;
+};
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* One worker: attach by name, get and put until the time is up. */
+static int
+worker(const char *name, double seconds, unsigned int seed)
+{
+	void *held[MAX_HELD];
+	unsigned int nheld = 0, n, i;
+	unsigned long long objs = 0;
+	struct shmpool *pool;
+	double end = now() + seconds;
+	pid_t me = getpid();
+	int ret;
+
+	ret = shmpool_attach(name, NULL, &pool);
+	if (ret < 0) {
+		fprintf(stderr, "worker %d: attach %s: %s (%s)\n", (int)me,
+			name, shmpool_strerror(ret), shmpool_last_error());
+		return 1;
+	}
+	srand(seed);
+	while (now() < end) {
+		for (int k = 0; k < 1024; k++) {
+			n = 1 + (unsigned int)rand() % 32;
+			if (nheld + n <= MAX_HELD &&
+			    shmpool_get_bulk(pool, held + nheld, n) == 0) {
+				for (i = nheld; i < nheld + n; i++) {
+					struct demo_obj *o = held[i];
+
+					if (o->owner != 0) {
+						fprintf(stderr, "object held "
+							"by %d and %d\n",
+							(int)o->owner, (int)me);
+						return 1;
+					}
+					o->owner = me;
+					o->uses++;
+				}
+				nheld += n;
+				objs += n;
+			}
+			if (nheld == 0)
+				continue;
+			n = 1 + (unsigned int)rand() % nheld;
+			for (i = nheld - n; i < nheld; i++)
+				((struct demo_obj *)held[i])->owner = 0;
+			shmpool_put_bulk(pool, held + nheld - n, n);
+			nheld -= n;
+		}
+	}
+	for (i = 0; i < nheld; i++)
+		((struct demo_obj *)held[i])->owner = 0;
+	if (nheld > 0)
+		shmpool_put_bulk(pool, held, nheld);
+	printf("worker %d: got and put back %llu objects\n", (int)me, objs);
+	return shmpool_detach(pool) == 0 ? 0 : 1;
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: shmpool-demo [--workers N] [--seconds S] "
+		"[--objects N] [--object-size B] [--cache C]\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "workers", required_argument, NULL, 'w' },
+		{ "seconds", required_argument, NULL, 's' },
+		{ "objects", required_argument, NULL, 'n' },
+		{ "object-size", required_argument, NULL, 'b' },
+		{ "cache", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct shmpool_params p = {
+		.obj_count = 4096, .obj_size = sizeof(struct demo_obj),
+		.cache_size = 64,
+	};
+	struct shmpool_stats st;
+	struct shmpool_info info;
+	struct shmpool *pool;
+	char name[32], path[64];
+	double seconds = 1.0;
+	int workers = 2, opt, i, ret, failed = 0;
+	pid_t pids[64];
+
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'w': workers = atoi(optarg); break;
+		case 's': seconds = atof(optarg); break;
+		case 'n': p.obj_count = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 'b': p.obj_size = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 'c': p.cache_size = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc || workers < 1 || workers > 64 || seconds < 0 ||
+	    p.obj_size < sizeof(struct demo_obj)) {
+		usage(stderr);
+		return 2;
+	}
+
+	snprintf(name, sizeof(name), "demo-%d", (int)getpid());
+	snprintf(path, sizeof(path), "/dev/shm/shmpool.%s", name);
+	ret = shmpool_segment_create(path, name, &p, 0600);
+	if (ret < 0) {
+		fprintf(stderr, "shmpool-demo: %s\n", shmpool_last_error());
+		return 1;
+	}
+	printf("pool %s: %u objects of %u bytes, cache %u, in %s\n", name,
+		p.obj_count, p.obj_size, p.cache_size, path);
+	fflush(stdout);
+
+	for (i = 0; i < workers; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0)
+			_exit(worker(name, seconds, (unsigned int)i + 1));
+	}
+	for (i = 0; i < workers; i++) {
+		int status;
+
+		if (pids[i] < 0 || waitpid(pids[i], &status, 0) < 0 ||
+		    !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			failed = 1;
+	}
+
+	ret = shmpool_attach(name, NULL, &pool);
+	if (ret < 0) {
+		fprintf(stderr, "shmpool-demo: %s\n", shmpool_last_error());
+		unlink(path);
+		return 1;
+	}
+	shmpool_info(pool, &info);
+	shmpool_stats_read(pool, SHMPOOL_STATS_ALL, &st);
+	printf("pool %s: size %u, avail %u, in use %u, segment %" PRIu64
+		" bytes on %s pages of %" PRIu64 "\n", info.name,
+		info.obj_count, shmpool_avail_count(pool),
+		shmpool_in_use_count(pool), info.seg_size,
+		info.flags & SHMPOOL_INFO_HUGE ? "huge" : "normal",
+		info.page_size);
+	printf("  get_success_bulk %" PRIu64 " get_success_objs %" PRIu64
+		" get_fail_bulk %" PRIu64 "\n", st.get_success_bulk,
+		st.get_success_objs, st.get_fail_bulk);
+	printf("  put_bulk %" PRIu64 " put_objs %" PRIu64
+		" put_common_pool_bulk %" PRIu64 " get_common_pool_bulk %"
+		PRIu64 "\n", st.put_bulk, st.put_objs,
+		st.put_common_pool_bulk, st.get_common_pool_bulk);
+	if (shmpool_avail_count(pool) != info.obj_count)
+		failed = 1;
+	shmpool_detach(pool);
+	unlink(path);
+	printf("%s\n", failed ? "FAILED" : "ok");
+	return failed;
+}

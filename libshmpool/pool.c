@@ -1,0 +1,403 @@
+/*
+ * pool.c - attach and detach, cache slots, counts and descriptions.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "segment-internal.h"
+
+/* Every attachment of this process, for the calls given only a cache. */
+static CDS_LIST_HEAD(handles);
+static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct seg_slot *
+slot_of(const struct shmpool_cache *cache)
+{
+	return caa_container_of(cache, struct seg_slot, cache);
+}
+
+static int
+slot_claim(struct pool_handle *h, unsigned int size,
+		struct shmpool_cache **cachep)
+{
+	uint64_t start_time = 0;
+	uint32_t i;
+
+	if (size > SHMPOOL_CACHE_MAX_SIZE)
+		return seterr(-EINVAL, "pool '%s': cache size %u is out of "
+			"range 0..%u", h->hdr->name, size,
+			SHMPOOL_CACHE_MAX_SIZE);
+	if (SHMPOOL_CACHE_FLUSHTHRESH(size) > h->obj_count)
+		return seterr(-EINVAL, "pool '%s': cache size %u needs at "
+			"least %u objects (1.5 times), the pool has %u",
+			h->hdr->name, size, SHMPOOL_CACHE_FLUSHTHRESH(size),
+			h->obj_count);
+	(void)seg_proc_start_time(getpid(), &start_time);
+
+	for (i = 0; i < h->nb_slots; i++) {
+		struct seg_slot *s = &h->slots[i];
+		struct shmpool_cache *c = &s->cache;
+
+		if (uatomic_read(&s->state) != SEG_SLOT_FREE ||
+		    uatomic_cmpxchg(&s->state, SEG_SLOT_FREE,
+				SEG_SLOT_CLAIMED) != SEG_SLOT_FREE)
+			continue;
+		s->pid = (int32_t)getpid();
+		s->start_time = start_time;
+		memset(c, 0, offsetof(struct shmpool_cache, objs));
+		c->slot = i;
+		c->size = size;
+		c->flushthresh = SHMPOOL_CACHE_FLUSHTHRESH(size);
+		pthread_mutex_lock(&h->lock);
+		h->owned[i] = 1;
+		pthread_mutex_unlock(&h->lock);
+		*cachep = c;
+		return 0;
+	}
+	return seterr(-EBUSY, "pool '%s': all %u cache slots are taken",
+		h->hdr->name, h->nb_slots);
+}
+
+static void
+stats_fold(struct shmpool_stats *dst, struct shmpool_cache *c)
+{
+#define FOLD(f) do { uatomic_add(&dst->f, c->f); c->f = 0; } while (0)
+	FOLD(put_bulk);
+	FOLD(put_objs);
+	FOLD(put_common_pool_bulk);
+	FOLD(put_common_pool_objs);
+	FOLD(get_common_pool_bulk);
+	FOLD(get_common_pool_objs);
+	FOLD(get_success_bulk);
+	FOLD(get_success_objs);
+	FOLD(get_fail_bulk);
+	FOLD(get_fail_objs);
+#undef FOLD
+}
+
+/*
+ * Give a slot back: its objects to the ring, its counters to the retired
+ * totals.  Neither move is counted, so the pool's aggregate stays the same.
+ */
+void
+slot_retire(struct pool_handle *h, struct seg_slot *s)
+{
+	uatomic_set(&s->state, SEG_SLOT_RELEASING);
+	cache_flush(h, &s->cache);
+	stats_fold(&h->hdr->retired, &s->cache);
+	s->cache.size = 0;
+	s->cache.flushthresh = 0;
+	s->pid = 0;
+	s->start_time = 0;
+	/* Everything above is done before the slot can be claimed again. */
+	cmm_smp_wmb();
+	uatomic_set(&s->state, SEG_SLOT_FREE);
+}
+
+static int
+pool_map(const char *path, struct seg_hdr **hdrp, size_t *sizep)
+{
+	struct stat st;
+	void *map;
+	int fd, ret;
+
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return seterr(-errno, "cannot open segment '%s': %s", path,
+			strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		ret = seterr(-errno, "'%s': %s", path, strerror(errno));
+		close(fd);
+		return ret;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(struct seg_hdr)) {
+		close(fd);
+		return seterr(-EBADMSG, "%s: %jd bytes is too small for a "
+			"shmpool segment header (%zu)", path,
+			(intmax_t)st.st_size, sizeof(struct seg_hdr));
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+		MAP_SHARED, fd, 0);
+	ret = -errno;
+	close(fd);
+	if (map == MAP_FAILED)
+		return seterr(ret, "cannot map '%s': %s", path, strerror(-ret));
+	ret = seg_check(map, (uint64_t)st.st_size, path);
+	if (ret < 0) {
+		munmap(map, (size_t)st.st_size);
+		return ret;
+	}
+	*hdrp = map;
+	*sizep = (size_t)st.st_size;
+	return 0;
+}
+
+int
+shmpool_attach(const char *name, const struct shmpool_attach_opts *opts,
+		struct shmpool **poolp)
+{
+	char defpath[sizeof("/dev/shm/shmpool.") + SHMPOOL_NAME_MAX];
+	struct pool_handle *h;
+	const char *path;
+	struct seg_hdr *hdr = NULL;
+	unsigned int cache_size;
+	size_t size = 0;
+	int ret;
+
+	clearerr_shmpool();
+	if (poolp == NULL)
+		return seterr(-EINVAL, "no place for the pool handle");
+	if (!shmpool_name_valid(name))
+		return seterr(-EINVAL, "pool name '%s' is not 1-%d characters "
+			"of [A-Za-z0-9._-] not starting with '.'",
+			name ? name : "(null)", SHMPOOL_NAME_MAX);
+	if (opts != NULL && opts->path != NULL) {
+		path = opts->path;
+	} else {
+		snprintf(defpath, sizeof(defpath), "/dev/shm/shmpool.%s", name);
+		path = defpath;
+	}
+	ret = pool_map(path, &hdr, &size);
+	if (ret == -ENOENT)
+		return seterr(-ENOENT, "no pool '%s' (no segment '%s')", name,
+			path);
+	if (ret < 0)
+		return ret;
+	if (strcmp(hdr->name, name) != 0) {
+		ret = seterr(-EINVAL, "segment '%s' holds pool '%s', not '%s'",
+			path, hdr->name, name);
+		goto unmap;
+	}
+
+	h = calloc(1, sizeof(*h));
+	if (h != NULL)
+		h->owned = calloc(hdr->nb_slots, 1);
+	if (h == NULL || h->owned == NULL) {
+		free(h);
+		ret = seterr(-ENOMEM, "out of memory");
+		goto unmap;
+	}
+	h->hdr = hdr;
+	h->map_size = size;
+	h->slots = (struct seg_slot *)((char *)hdr + hdr->slots_off);
+	h->nb_slots = hdr->nb_slots;
+	h->obj_count = hdr->obj_count;
+	h->elt_size = hdr->elt_size;
+	h->ring.r = (struct ring *)((char *)hdr + hdr->ring_off);
+	h->ring.slots = h->ring.r->slots;
+	h->ring.size = hdr->ring_size;
+	h->ring.mask = hdr->ring_size - 1;
+	h->ring.capacity = hdr->ring_size;
+	h->pub.objbase = (char *)hdr + hdr->objs_off;
+	pthread_mutex_init(&h->lock, NULL);
+
+	cache_size = opts != NULL && (opts->flags & SHMPOOL_ATTACH_CACHE_SIZE) ?
+		opts->cache_size : hdr->cache_size;
+	ret = slot_claim(h, cache_size, &h->pub.cache);
+	if (ret < 0) {
+		pthread_mutex_destroy(&h->lock);
+		free(h->owned);
+		free(h);
+		goto unmap;
+	}
+	pthread_mutex_lock(&handles_lock);
+	cds_list_add(&h->node, &handles);
+	pthread_mutex_unlock(&handles_lock);
+	*poolp = &h->pub;
+	return 0;
+unmap:
+	munmap(hdr, size);
+	return ret;
+}
+
+int
+shmpool_detach(struct shmpool *pool)
+{
+	struct pool_handle *h;
+	uint32_t i;
+
+	if (pool == NULL)
+		return -EINVAL;
+	h = pool_handle(pool);
+	pthread_mutex_lock(&handles_lock);
+	cds_list_del(&h->node);
+	pthread_mutex_unlock(&handles_lock);
+	for (i = 0; i < h->nb_slots; i++)
+		if (h->owned[i])
+			slot_retire(h, &h->slots[i]);
+	munmap(h->hdr, h->map_size);
+	pthread_mutex_destroy(&h->lock);
+	free(h->owned);
+	free(h);
+	return 0;
+}
+
+/* The attachment that claimed cache, or NULL. */
+struct pool_handle *
+pool_find_cache(const struct shmpool_cache *cache)
+{
+	struct pool_handle *h, *found = NULL;
+
+	if (cache == NULL)
+		return NULL;
+	pthread_mutex_lock(&handles_lock);
+	cds_list_for_each_entry(h, &handles, node) {
+		const char *p = (const char *)slot_of(cache);
+		const char *first = (const char *)h->slots;
+		size_t off;
+
+		if (p < first ||
+		    p >= first + (size_t)h->nb_slots * sizeof(struct seg_slot))
+			continue;
+		off = (size_t)(p - first);
+		if (off % sizeof(struct seg_slot) == 0 &&
+		    h->owned[off / sizeof(struct seg_slot)])
+			found = h;
+		break;
+	}
+	pthread_mutex_unlock(&handles_lock);
+	return found;
+}
+
+struct shmpool_cache *
+shmpool_default_cache(struct shmpool *pool)
+{
+	return shmpool_default_cache_(pool);
+}
+
+int
+shmpool_cache_claim(struct shmpool *pool, unsigned int size,
+		struct shmpool_cache **cachep)
+{
+	clearerr_shmpool();
+	if (pool == NULL || cachep == NULL)
+		return seterr(-EINVAL, "NULL pool or cache pointer");
+	return slot_claim(pool_handle(pool), size, cachep);
+}
+
+int
+shmpool_cache_release(struct shmpool_cache *cache)
+{
+	struct pool_handle *h = pool_find_cache(cache);
+	struct seg_slot *s;
+
+	clearerr_shmpool();
+	if (h == NULL)
+		return seterr(-EINVAL, "not a cache claimed in this process");
+	if (cache == h->pub.cache)
+		return seterr(-EINVAL, "the default cache is released by "
+			"shmpool_detach()");
+	s = slot_of(cache);
+	pthread_mutex_lock(&h->lock);
+	h->owned[s - h->slots] = 0;
+	pthread_mutex_unlock(&h->lock);
+	slot_retire(h, s);
+	return 0;
+}
+
+int
+shmpool_cache_flush(struct shmpool_cache *cache)
+{
+	struct pool_handle *h = pool_find_cache(cache);
+
+	if (h == NULL)
+		return seterr(-EINVAL, "not a cache claimed in this process");
+	cache_flush(h, cache);
+	return 0;
+}
+
+int
+shmpool_cache_slot(const struct shmpool_cache *cache)
+{
+	return cache == NULL ? -EINVAL : (int)cache->slot;
+}
+
+unsigned int
+shmpool_avail_count(const struct shmpool *pool)
+{
+	const struct pool_handle *h;
+	uint64_t count;
+	uint32_t i;
+
+	if (pool == NULL)
+		return 0;
+	h = pool_handle(pool);
+	count = ring_count(&h->ring);
+	for (i = 0; i < h->nb_slots; i++) {
+		uint32_t len = uatomic_read(&h->slots[i].cache.len);
+
+		count += len > 2 * SHMPOOL_CACHE_MAX_SIZE ? 0 : len;
+	}
+	return count > h->obj_count ? h->obj_count : (unsigned int)count;
+}
+
+unsigned int
+shmpool_in_use_count(const struct shmpool *pool)
+{
+	if (pool == NULL)
+		return 0;
+	return pool_handle(pool)->obj_count - shmpool_avail_count(pool);
+}
+
+int
+shmpool_info(const struct shmpool *pool, struct shmpool_info *info)
+{
+	const struct pool_handle *h;
+	const struct seg_hdr *hdr;
+	uint32_t i;
+
+	if (pool == NULL || info == NULL)
+		return -EINVAL;
+	h = pool_handle(pool);
+	hdr = h->hdr;
+	memset(info, 0, sizeof(*info));
+	memcpy(info->name, hdr->name, sizeof(info->name));
+	info->name[SHMPOOL_NAME_MAX] = '\0';
+	info->obj_count = h->obj_count;
+	info->obj_size = hdr->obj_size;
+	info->elt_size = h->elt_size;
+	info->cache_size = hdr->cache_size;
+	info->nb_slots = h->nb_slots;
+	for (i = 0; i < h->nb_slots; i++)
+		if (uatomic_read(&h->slots[i].state) != SEG_SLOT_FREE)
+			info->slots_in_use++;
+	info->flags = hdr->flags & SEG_FLAG_HUGE ? SHMPOOL_INFO_HUGE : 0;
+	info->seg_size = hdr->seg_size;
+	info->page_size = hdr->page_size;
+	info->abi_version = hdr->abi_version;
+	return 0;
+}
+
+long
+shmpool_obj_index(const struct shmpool *pool, const void *obj)
+{
+	const struct pool_handle *h;
+	uintptr_t off;
+
+	if (pool == NULL || obj == NULL)
+		return -EINVAL;
+	h = pool_handle(pool);
+	off = (uintptr_t)obj - (uintptr_t)pool->objbase;
+	if ((const char *)obj < pool->objbase ||
+	    off >= (uint64_t)h->obj_count * h->elt_size ||
+	    off % h->elt_size != 0)
+		return -EINVAL;
+	return (long)(off / h->elt_size);
+}
+
+void *
+shmpool_obj_at(const struct shmpool *pool, unsigned int index)
+{
+	if (pool == NULL || index >= pool_handle(pool)->obj_count)
+		return NULL;
+	return pool->objbase + (uint64_t)index * pool_handle(pool)->elt_size;
+}

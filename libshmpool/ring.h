@@ -1,0 +1,280 @@
+/*
+ * ring.h - the lock-free multi-producer multi-consumer ring of object
+ * references that holds a pool's free objects.  Internal to libshmpool.
+ *
+ * The layout follows DPDK's rte_ring: producer and consumer each have a
+ * head (claimed) and a tail (published) on a cache line of their own; the
+ * counters run free over 32 bits and are masked on access.  An operation
+ * claims entries by moving its side's head with a compare-and-swap, copies,
+ * then publishes by moving its side's tail once every earlier operation of
+ * that side has published.  A process that waits for an earlier one yields
+ * the CPU after a short spin, so that one descheduled in the middle of an
+ * operation gets to run and finish it.
+ */
+#ifndef SHMPOOL_RING_H
+#define SHMPOOL_RING_H
+
+#include <sched.h>
+#include <stdint.h>
+#include <string.h>
+#include <urcu/arch.h>
+#include <urcu/compiler.h>
+#include <urcu/uatomic.h>
+
+#include "shmpool.h"
+
+/*
+ * Acquire and release orderings for the heads and tails.  liburcu's
+ * cmm_smp_mb() gives them everywhere; on a TSO machine loads are never
+ * reordered with later accesses nor stores with earlier ones, so the
+ * compiler barrier is enough there.
+ */
+#if defined(__x86_64__) || defined(__i386__)
+#define ring_smp_acquire()	cmm_barrier()
+#define ring_smp_release()	cmm_barrier()
+#else
+#define ring_smp_acquire()	cmm_smp_mb()
+#define ring_smp_release()	cmm_smp_mb()
+#endif
+
+/* Spins before a waiting operation yields the CPU. */
+#define RING_SPINS_BEFORE_YIELD	64
+
+struct ring_headtail {
+	uint32_t head;
+	uint32_t tail;
+};
+
+/* The ring as it lives in the segment. */
+struct ring {
+	uint32_t size;			/* entries, a power of two */
+	uint32_t mask;			/* size - 1 */
+	uint32_t capacity;		/* entries usable at once */
+	uint32_t reserved[13];
+	struct ring_headtail prod __attribute__((aligned(64)));
+	struct ring_headtail cons __attribute__((aligned(64)));
+	uint32_t slots[] __attribute__((aligned(64)));
+};
+
+/*
+ * A process's view of a ring: where it is mapped and its geometry, read
+ * once and checked against the mapping, never re-read from shared memory.
+ */
+struct ring_view {
+	struct ring *r;
+	uint32_t *slots;
+	uint32_t size;
+	uint32_t mask;
+	uint32_t capacity;
+};
+
+enum ring_mode {
+	RING_BULK,			/* all n entries or none */
+	RING_BURST,			/* as many as there are, up to n */
+};
+
+static inline size_t
+ring_mem_size(uint32_t size)
+{
+	return sizeof(struct ring) + (size_t)size * sizeof(uint32_t);
+}
+
+/* Initialise an empty ring of size entries (a power of two) in place. */
+static inline void
+ring_init(struct ring *r, uint32_t size)
+{
+	memset(r, 0, sizeof(*r));
+	r->size = size;
+	r->mask = size - 1;
+	/* Free-running counters: every entry is usable at once. */
+	r->capacity = size;
+}
+
+/* Entries in the ring now; exact only when no operation is in progress. */
+static inline uint32_t
+ring_count(const struct ring_view *v)
+{
+	uint32_t cons = uatomic_read(&v->r->cons.tail);
+	uint32_t prod = uatomic_read(&v->r->prod.tail);
+	uint32_t count = prod - cons;
+
+	/* The two tails were read at different times. */
+	return count > v->capacity ? v->capacity : count;
+}
+
+static inline unsigned int
+ring_move_prod_head(const struct ring_view *v, unsigned int n,
+		enum ring_mode mode, uint32_t *old_head)
+{
+	struct ring *r = v->r;
+	uint32_t head, free_entries;
+	unsigned int want = n;
+
+	do {
+		n = want;
+		head = uatomic_read(&r->prod.head);
+		/* Read the consumer tail after our head: the free space
+		 * computed below can then only be too small, never too big. */
+		cmm_smp_rmb();
+		/* Pairs with the release in ring_update_tail() of consumers:
+		 * entries they have read are free for us to overwrite. */
+		free_entries = v->capacity + uatomic_read(&r->cons.tail) - head;
+		ring_smp_acquire();
+		if (caa_unlikely(n > free_entries))
+			n = mode == RING_BULK ? 0 : free_entries;
+		if (n == 0)
+			return 0;
+	} while (uatomic_cmpxchg(&r->prod.head, head, head + n) != head);
+	*old_head = head;
+	return n;
+}
+
+static inline unsigned int
+ring_move_cons_head(const struct ring_view *v, unsigned int n,
+		enum ring_mode mode, uint32_t *old_head)
+{
+	struct ring *r = v->r;
+	uint32_t head, entries;
+	unsigned int want = n;
+
+	do {
+		n = want;
+		head = uatomic_read(&r->cons.head);
+		cmm_smp_rmb();
+		/* Pairs with the release in ring_update_tail() of producers:
+		 * the entries below their tail are written. */
+		entries = uatomic_read(&r->prod.tail) - head;
+		ring_smp_acquire();
+		if (caa_unlikely(n > entries))
+			n = mode == RING_BULK ? 0 : entries;
+		if (n == 0)
+			return 0;
+	} while (uatomic_cmpxchg(&r->cons.head, head, head + n) != head);
+	*old_head = head;
+	return n;
+}
+
+/* Publish [old, new) once every earlier operation of this side has. */
+static inline void
+ring_update_tail(struct ring_headtail *ht, uint32_t old, uint32_t new)
+{
+	unsigned int spins = 0;
+
+	while (caa_unlikely(uatomic_read(&ht->tail) != old)) {
+		if (++spins < RING_SPINS_BEFORE_YIELD) {
+			caa_cpu_relax();
+		} else {
+			sched_yield();
+			spins = 0;
+		}
+	}
+	/* Our copies above happen before the other side sees the tail. */
+	ring_smp_release();
+	uatomic_set(&ht->tail, new);
+}
+
+/* Copy references into the ring from src. */
+static inline void
+ring_write_refs(const struct ring_view *v, uint32_t head, const uint32_t *src,
+		unsigned int n)
+{
+	uint32_t idx = head & v->mask;
+
+	if (caa_likely(idx + n <= v->size)) {
+		memcpy(&v->slots[idx], src, n * sizeof(*src));
+	} else {
+		uint32_t first = v->size - idx;
+
+		memcpy(&v->slots[idx], src, first * sizeof(*src));
+		memcpy(&v->slots[0], src + first, (n - first) * sizeof(*src));
+	}
+}
+
+static inline void
+ring_read_refs(const struct ring_view *v, uint32_t head, uint32_t *dst,
+		unsigned int n)
+{
+	uint32_t idx = head & v->mask;
+
+	if (caa_likely(idx + n <= v->size)) {
+		memcpy(dst, &v->slots[idx], n * sizeof(*dst));
+	} else {
+		uint32_t first = v->size - idx;
+
+		memcpy(dst, &v->slots[idx], first * sizeof(*dst));
+		memcpy(dst + first, &v->slots[0], (n - first) * sizeof(*dst));
+	}
+}
+
+/*
+ * Enqueue n references; returns how many went in (n or 0 for RING_BULK).
+ * Any number of processes may enqueue and dequeue at once.
+ */
+static inline unsigned int
+ring_enqueue(const struct ring_view *v, const uint32_t *refs, unsigned int n,
+		enum ring_mode mode)
+{
+	uint32_t head;
+
+	n = ring_move_prod_head(v, n, mode, &head);
+	if (n != 0) {
+		ring_write_refs(v, head, refs, n);
+		ring_update_tail(&v->r->prod, head, head + n);
+	}
+	return n;
+}
+
+/* Dequeue up to n references into refs; returns how many came out. */
+static inline unsigned int
+ring_dequeue(const struct ring_view *v, uint32_t *refs, unsigned int n,
+		enum ring_mode mode)
+{
+	uint32_t head;
+
+	n = ring_move_cons_head(v, n, mode, &head);
+	if (n != 0) {
+		ring_read_refs(v, head, refs, n);
+		ring_update_tail(&v->r->cons, head, head + n);
+	}
+	return n;
+}
+
+/*
+ * The same for pointers of the calling process: the ring holds references
+ * (cache lines from base), so each entry is converted on the way.
+ */
+static inline unsigned int
+ring_enqueue_ptrs(const struct ring_view *v, void * const *objs,
+		unsigned int n, const char *base, enum ring_mode mode)
+{
+	uint32_t head;
+	unsigned int i;
+
+	n = ring_move_prod_head(v, n, mode, &head);
+	if (n != 0) {
+		for (i = 0; i < n; i++)
+			v->slots[(head + i) & v->mask] = (uint32_t)
+				(((uintptr_t)objs[i] - (uintptr_t)base) >> SHMPOOL_REF_SHIFT);
+		ring_update_tail(&v->r->prod, head, head + n);
+	}
+	return n;
+}
+
+static inline unsigned int
+ring_dequeue_ptrs(const struct ring_view *v, void **objs, unsigned int n,
+		char *base, enum ring_mode mode)
+{
+	uint32_t head;
+	unsigned int i;
+
+	n = ring_move_cons_head(v, n, mode, &head);
+	if (n != 0) {
+		for (i = 0; i < n; i++)
+			objs[i] = base +
+				((uintptr_t)v->slots[(head + i) & v->mask] << SHMPOOL_REF_SHIFT);
+		ring_update_tail(&v->r->cons, head, head + n);
+	}
+	return n;
+}
+
+#endif /* SHMPOOL_RING_H */

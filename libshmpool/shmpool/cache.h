@@ -1,0 +1,177 @@
+/*
+ * shmpool/cache.h - per-process object cache and the inline get/put path.
+ *
+ * Installed because <shmpool.h> inlines the cached get/put; not for direct
+ * inclusion and not an API: names here may change with the ABI version.
+ */
+#ifndef SHMPOOL_CACHE_H
+#define SHMPOOL_CACHE_H
+
+#ifndef SHMPOOL_H
+#error "include <shmpool.h>, not <shmpool/cache.h>"
+#endif
+
+#include <errno.h>
+#include <stdint.h>
+#include <urcu/compiler.h>
+#include <shmpool/config.h>
+
+#define SHMPOOL_CACHE_LINE	64
+
+/*
+ * An object reference, as the ring and the caches hold it: the object's
+ * offset from the start of the object area, in cache lines.  Objects are
+ * cache-line aligned, so a 32-bit reference covers 256 GiB of objects and
+ * turns into a pointer of the calling process with one shift and one add.
+ */
+#define SHMPOOL_REF_SHIFT	6
+
+/* Largest cache a slot can have, and the threshold above which put flushes. */
+#define SHMPOOL_CACHE_MAX_SIZE	4096
+#define SHMPOOL_CACHE_FLUSHTHRESH(size)	((size) * 3 / 2)
+
+/*
+ * A cache as it lives in the segment, inside its slot.  Only the process
+ * that owns the slot writes it (the daemon, once that process is gone), so
+ * the counters are plain increments.  The first cache line holds all that a
+ * cache hit reads and writes: len, the limits it is compared with, and the
+ * four counters of a successful get or put.
+ */
+struct shmpool_cache {
+	uint32_t size;			/* refill target */
+	uint32_t flushthresh;		/* put flushes rather than exceed this */
+	uint32_t len;			/* objects now in objs[0 .. len) */
+	uint32_t slot;			/* index of the slot holding this cache */
+	uint64_t put_bulk;
+	uint64_t put_objs;
+	uint64_t get_success_bulk;
+	uint64_t get_success_objs;
+	uint64_t reserved0[2];
+
+	uint64_t put_common_pool_bulk __attribute__((aligned(SHMPOOL_CACHE_LINE)));
+	uint64_t put_common_pool_objs;
+	uint64_t get_common_pool_bulk;
+	uint64_t get_common_pool_objs;
+	uint64_t get_fail_bulk;
+	uint64_t get_fail_objs;
+	uint64_t reserved1[2];
+
+	/* A stack of references; the top is objs[len - 1]. */
+	uint32_t objs[SHMPOOL_CACHE_MAX_SIZE * 2]
+		__attribute__((aligned(SHMPOOL_CACHE_LINE)));
+};
+
+/*
+ * The part of an attached pool that the inline path reads.  The library
+ * allocates it inside a larger private structure; never allocate or copy one.
+ */
+struct shmpool {
+	char *objbase;			/* the object area in this process */
+	struct shmpool_cache *cache;	/* this attachment's default cache */
+};
+
+#if SHMPOOL_STATS
+#define SHMPOOL_STAT_ADD(cache, name, n)	((cache)->name += (n))
+#else
+#define SHMPOOL_STAT_ADD(cache, name, n)	do {} while (0)
+#endif
+
+/*
+ * Out-of-line remainders of the get/put path (refill, flush, no cache,
+ * bad arguments).  Exported for the inline code only; not for direct use.
+ */
+SHMPOOL_API int shmpool_generic_get_slow(struct shmpool *pool, void **objs,
+		unsigned int n, struct shmpool_cache *cache);
+SHMPOOL_API int shmpool_generic_put_slow(struct shmpool *pool, void * const *objs,
+		unsigned int n, struct shmpool_cache *cache);
+
+static inline void *
+shmpool_ref_to_ptr_(const struct shmpool *pool, uint32_t ref)
+{
+	return pool->objbase + ((uintptr_t)ref << SHMPOOL_REF_SHIFT);
+}
+
+static inline uint32_t
+shmpool_ptr_to_ref_(const struct shmpool *pool, const void *obj)
+{
+	return (uint32_t)(((uintptr_t)obj - (uintptr_t)pool->objbase)
+			>> SHMPOOL_REF_SHIFT);
+}
+
+/*
+ * Cache hit: the top n references, copied in order, so that a put of the
+ * same objects in the same order restores the cache exactly.  The unsigned
+ * "n - 1 < len" also sends n == 0 to the slow path, which refuses it.
+ */
+static inline int
+_shmpool_generic_get(struct shmpool *pool, void **objs, unsigned int n,
+		struct shmpool_cache *cache)
+{
+	if (caa_likely(cache != NULL && pool != NULL && objs != NULL &&
+			n - 1 < cache->len)) {
+		uint32_t len = cache->len - n;
+		const uint32_t *src = &cache->objs[len];
+		unsigned int i;
+
+		for (i = 0; i < n; i++)
+			objs[i] = shmpool_ref_to_ptr_(pool, src[i]);
+		cache->len = len;
+		SHMPOOL_STAT_ADD(cache, get_success_bulk, 1);
+		SHMPOOL_STAT_ADD(cache, get_success_objs, n);
+		return 0;
+	}
+	return shmpool_generic_get_slow(pool, objs, n, cache);
+}
+
+/* Cache hit: push the n objects in order while the cache stays at or
+ * under its flush threshold (len never exceeds flushthresh). */
+static inline int
+_shmpool_generic_put(struct shmpool *pool, void * const *objs,
+		unsigned int n, struct shmpool_cache *cache)
+{
+	if (caa_likely(cache != NULL && pool != NULL && objs != NULL &&
+			n - 1 < cache->flushthresh - cache->len)) {
+		uint32_t *dst = &cache->objs[cache->len];
+		unsigned int i;
+
+		for (i = 0; i < n; i++)
+			dst[i] = shmpool_ptr_to_ref_(pool, objs[i]);
+		cache->len += n;
+		SHMPOOL_STAT_ADD(cache, put_bulk, 1);
+		SHMPOOL_STAT_ADD(cache, put_objs, n);
+		return 0;
+	}
+	return shmpool_generic_put_slow(pool, objs, n, cache);
+}
+
+static inline struct shmpool_cache *
+shmpool_default_cache_(const struct shmpool *pool)
+{
+	return caa_likely(pool != NULL) ? pool->cache : NULL;
+}
+
+static inline int
+_shmpool_get_bulk(struct shmpool *pool, void **objs, unsigned int n)
+{
+	return _shmpool_generic_get(pool, objs, n, shmpool_default_cache_(pool));
+}
+
+static inline int
+_shmpool_put_bulk(struct shmpool *pool, void * const *objs, unsigned int n)
+{
+	return _shmpool_generic_put(pool, objs, n, shmpool_default_cache_(pool));
+}
+
+static inline int
+_shmpool_get(struct shmpool *pool, void **obj)
+{
+	return _shmpool_generic_get(pool, obj, 1, shmpool_default_cache_(pool));
+}
+
+static inline int
+_shmpool_put(struct shmpool *pool, void *obj)
+{
+	return _shmpool_generic_put(pool, &obj, 1, shmpool_default_cache_(pool));
+}
+
+#endif /* SHMPOOL_CACHE_H */

@@ -1,0 +1,333 @@
+/*
+ * check_cache.c - the per-process cache: LIFO per bulk, refill and flush
+ * points, bypass of large requests, failing gets, claimed caches.
+ *
+ * Pools are fresh, so the ring holds objects 0, 1, 2 ... in that order
+ * and every object a call returns is known exactly.  Built twice: with the
+ * inline get/put and with the library's out-of-line twins.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "segment-internal.h"
+#include "testutil.h"
+
+static unsigned int
+ring_objs(struct shmpool *pool)
+{
+	return ring_count(&pool_handle(pool)->ring);
+}
+
+/* objs[i] is object first + i, for i in 0 .. n. */
+static void
+assert_objs(struct shmpool *pool, void **objs, unsigned int n,
+		unsigned int first)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		ck_assert_msg(objs[i] == shmpool_obj_at(pool, first + i),
+			"objs[%u] is object %ld, expected %u", i,
+			shmpool_obj_index(pool, objs[i]), first + i);
+}
+
+START_TEST(test_lifo_per_bulk)
+{
+	struct shmpool *pool;
+	struct shmpool_cache *c, saved;
+	void *x[8], *a[5], *b[3];
+
+	tu_create("lifo", 1024, 64, 32, 4);
+	pool = tu_attach("lifo", -1);
+	c = shmpool_default_cache(pool);
+	ck_assert_uint_eq(c->size, 32);
+	ck_assert_uint_eq(c->flushthresh, 48);
+
+	/* Miss: refill 32 + 8 (objects 0..39), return the top 8. */
+	ck_assert_int_eq(shmpool_get_bulk(pool, x, 8), 0);
+	assert_objs(pool, x, 8, 32);
+	ck_assert_uint_eq(c->len, 32);
+	ck_assert_int_eq(shmpool_put_bulk(pool, x, 8), 0);
+	ck_assert_uint_eq(c->len, 40);
+	memcpy(&saved, c, sizeof(saved));
+
+	ck_assert_int_eq(shmpool_get_bulk(pool, a, 5), 0);
+	assert_objs(pool, a, 5, 35);
+	ck_assert_int_eq(shmpool_get_bulk(pool, b, 3), 0);
+	assert_objs(pool, b, 3, 32);
+	ck_assert_uint_eq(c->len, 32);
+	ck_assert_int_eq(shmpool_put_bulk(pool, b, 3), 0);
+	ck_assert_int_eq(shmpool_put_bulk(pool, a, 5), 0);
+
+	/* Exactly as it was: length and every reference, in order. */
+	ck_assert_uint_eq(c->len, saved.len);
+	ck_assert_mem_eq(c->objs, saved.objs, saved.len * sizeof(uint32_t));
+	ck_assert_uint_eq(ring_objs(pool), 1024 - 40);
+	shmpool_detach(pool);
+}
+END_TEST
+
+START_TEST(test_refill_point)
+{
+	struct shmpool *pool;
+	struct shmpool_cache *c;
+	void *objs[32];
+
+	tu_create("refill", 1024, 64, 32, 4);
+	pool = tu_attach("refill", -1);
+	c = shmpool_default_cache(pool);
+
+	ck_assert_int_eq(shmpool_get(pool, objs), 0);
+	assert_objs(pool, objs, 1, 32);
+	ck_assert_uint_eq(c->len, 32);
+	ck_assert_uint_eq(ring_objs(pool), 1024 - 33);
+	/* 32 more are hits: the ring is not touched. */
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 32), 0);
+	assert_objs(pool, objs, 32, 0);
+	ck_assert_uint_eq(c->len, 0);
+	ck_assert_uint_eq(ring_objs(pool), 1024 - 33);
+	/* Empty: the next get refills 33 again (objects 33..65). */
+	ck_assert_int_eq(shmpool_get(pool, objs), 0);
+	assert_objs(pool, objs, 1, 65);
+	ck_assert_uint_eq(c->len, 32);
+	ck_assert_uint_eq(ring_objs(pool), 1024 - 66);
+	ck_assert_uint_eq(shmpool_in_use_count(pool), 34);
+	shmpool_detach(pool);
+}
+END_TEST
+
+START_TEST(test_flush_point)
+{
+	struct shmpool *pool;
+	struct shmpool_cache *c;
+	void *objs[49];
+	unsigned int i;
+
+	tu_create("flush", 1024, 64, 32, 4);
+	pool = tu_attach("flush", -1);
+	c = shmpool_default_cache(pool);
+
+	/* Without a cache: straight from the ring, objects 0..48. */
+	ck_assert_int_eq(shmpool_generic_get(pool, objs, 49, NULL), 0);
+	assert_objs(pool, objs, 49, 0);
+	ck_assert_uint_eq(c->len, 0);
+	ck_assert_uint_eq(ring_objs(pool), 1024 - 49);
+
+	/* Up to the threshold (48) every put stays in the cache. */
+	for (i = 0; i < 48; i++)
+		ck_assert_int_eq(shmpool_put(pool, objs[i]), 0);
+	ck_assert_uint_eq(c->len, 48);
+	ck_assert_uint_eq(ring_objs(pool), 1024 - 49);
+	/* One more would cross it: the 48 go to the ring, the new one stays. */
+	ck_assert_int_eq(shmpool_put(pool, objs[48]), 0);
+	ck_assert_uint_eq(c->len, 1);
+	ck_assert_uint_eq(ring_objs(pool), 1024 - 1);
+	ck_assert_uint_eq(c->objs[0] << SHMPOOL_REF_SHIFT,
+		(uint32_t)((char *)objs[48] - pool->objbase));
+	ck_assert_uint_eq(shmpool_avail_count(pool), 1024);
+	shmpool_detach(pool);
+}
+END_TEST
+
+START_TEST(test_bypass)
+{
+	struct shmpool *pool;
+	struct shmpool_cache *c;
+	void *objs[49];
+
+	tu_create("bypass", 1024, 64, 32, 4);
+	pool = tu_attach("bypass", -1);
+	c = shmpool_default_cache(pool);
+
+	/* A get of 33 > size 32: straight from the ring, cache untouched. */
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 33), 0);
+	assert_objs(pool, objs, 33, 0);
+	ck_assert_uint_eq(c->len, 0);
+	ck_assert_uint_eq(ring_objs(pool), 1024 - 33);
+	/* A put of 33 <= threshold 48 is cached. */
+	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 33), 0);
+	ck_assert_uint_eq(c->len, 33);
+	ck_assert_int_eq(shmpool_cache_flush(c), 0);
+	ck_assert_uint_eq(ring_objs(pool), 1024);
+
+	/* A put of 49 > threshold 48 goes straight to the ring. */
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 49), 0);
+	assert_objs(pool, objs, 49, 33);
+	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 49), 0);
+	ck_assert_uint_eq(c->len, 0);
+	ck_assert_uint_eq(ring_objs(pool), 1024);
+	/* The ring is FIFO: objects 0..32 come next (flushed back above). */
+	ck_assert_int_eq(shmpool_generic_get(pool, objs, 49, NULL), 0);
+	ck_assert_ptr_eq(objs[0], shmpool_obj_at(pool, 82));
+	ck_assert_int_eq(shmpool_generic_put(pool, objs, 49, NULL), 0);
+	shmpool_detach(pool);
+}
+END_TEST
+
+START_TEST(test_failed_get_changes_nothing)
+{
+	struct shmpool *pool;
+	struct shmpool_cache *c;
+	void *held[64], *objs[40];
+
+	tu_create("fail", 64, 64, 32, 4);
+	pool = tu_attach("fail", -1);
+	c = shmpool_default_cache(pool);
+
+	ck_assert_int_eq(shmpool_generic_get(pool, held, 60, NULL), 0);
+	ck_assert_uint_eq(ring_objs(pool), 4);
+	/* 8 wanted, 4 free: neither the full refill nor the 8 can be had. */
+	objs[0] = NULL;
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 8), -ENOENT);
+	ck_assert_ptr_null(objs[0]);
+	ck_assert_uint_eq(c->len, 0);
+	ck_assert_uint_eq(ring_objs(pool), 4);
+	/* Bypass too. */
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 33), -ENOENT);
+	ck_assert_int_eq(shmpool_generic_get(pool, objs, 5, NULL), -ENOENT);
+	ck_assert_uint_eq(ring_objs(pool), 4);
+	ck_assert_uint_eq(shmpool_avail_count(pool), 4);
+	/* 4 can be had, without the refill (36 are not there). */
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 4), 0);
+	assert_objs(pool, objs, 4, 60);
+	ck_assert_uint_eq(c->len, 0);
+	ck_assert_uint_eq(shmpool_in_use_count(pool), 64);
+	ck_assert_int_eq(shmpool_get(pool, objs), -ENOENT);
+	shmpool_detach(pool);
+}
+END_TEST
+
+START_TEST(test_cache_size_zero)
+{
+	struct shmpool *pool;
+	struct shmpool_cache *c;
+	void *objs[4];
+
+	tu_create("nocache", 128, 64, 32, 4);
+	pool = tu_attach("nocache", 0);
+	c = shmpool_default_cache(pool);
+	ck_assert_uint_eq(c->size, 0);
+	ck_assert_uint_eq(c->flushthresh, 0);
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 4), 0);
+	assert_objs(pool, objs, 4, 0);
+	ck_assert_uint_eq(ring_objs(pool), 124);
+	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 4), 0);
+	ck_assert_uint_eq(c->len, 0);
+	ck_assert_uint_eq(ring_objs(pool), 128);
+	shmpool_detach(pool);
+}
+END_TEST
+
+START_TEST(test_claimed_cache)
+{
+	struct shmpool *pool;
+	struct shmpool_cache *c1, *c2, *c3, *c4;
+	struct shmpool_info info;
+	void *objs[16];
+
+	tu_create("claim", 1024, 64, 32, 4);
+	pool = tu_attach("claim", -1);
+	ck_assert_int_eq(shmpool_cache_slot(shmpool_default_cache(pool)), 0);
+
+	ck_assert_int_eq(shmpool_cache_claim(pool, 16, &c1), 0);
+	ck_assert_int_eq(shmpool_cache_slot(c1), 1);
+	ck_assert_uint_eq(c1->size, 16);
+	ck_assert_uint_eq(c1->flushthresh, 24);
+	/* A miss refills 16 + 1 (objects 0..16) and returns the top. */
+	ck_assert_int_eq(shmpool_generic_get(pool, objs, 1, c1), 0);
+	assert_objs(pool, objs, 1, 16);
+	ck_assert_uint_eq(c1->len, 16);
+	ck_assert_int_eq(shmpool_generic_put(pool, objs, 1, c1), 0);
+	ck_assert_uint_eq(c1->len, 17);
+
+	ck_assert_int_eq(shmpool_cache_claim(pool, 0, &c2), 0);
+	ck_assert_int_eq(shmpool_cache_claim(pool, SHMPOOL_CACHE_MAX_SIZE / 8,
+		&c3), 0);
+	/* Four slots: the fifth claim finds none. */
+	ck_assert_int_eq(shmpool_cache_claim(pool, 1, &c4), -EBUSY);
+	ck_assert_int_eq(shmpool_info(pool, &info), 0);
+	ck_assert_uint_eq(info.slots_in_use, 4);
+
+	/* Flush empties a cache into the ring. */
+	ck_assert_int_eq(shmpool_cache_flush(c1), 0);
+	ck_assert_uint_eq(c1->len, 0);
+	ck_assert_uint_eq(ring_objs(pool), 1024);
+
+	/* Release: objects back, slot free for the next claim. */
+	ck_assert_int_eq(shmpool_generic_get(pool, objs, 1, c3), 0);
+	ck_assert_int_eq(shmpool_generic_put(pool, objs, 1, c3), 0);
+	ck_assert_uint_eq(c3->len, 513);
+	ck_assert_int_eq(shmpool_cache_release(c3), 0);
+	ck_assert_uint_eq(ring_objs(pool), 1024);
+	ck_assert_int_eq(shmpool_info(pool, &info), 0);
+	ck_assert_uint_eq(info.slots_in_use, 3);
+	ck_assert_int_eq(shmpool_cache_claim(pool, 1, &c4), 0);
+	ck_assert_int_eq(shmpool_cache_slot(c4), 3);
+
+	ck_assert_int_eq(shmpool_cache_release(shmpool_default_cache(pool)),
+		-EINVAL);
+	ck_assert_int_eq(shmpool_cache_release(NULL), -EINVAL);
+	ck_assert_int_eq(shmpool_cache_flush(NULL), -EINVAL);
+	ck_assert_int_eq(shmpool_cache_claim(pool, SHMPOOL_CACHE_MAX_SIZE + 1,
+		&c4), -EINVAL);
+	/* 1.5 * 683 = 1024 fits a pool of 1024; 1.5 * 684 = 1026 does not. */
+	ck_assert_int_eq(shmpool_cache_claim(pool, 684, &c4), -EINVAL);
+	ck_assert_int_eq(shmpool_cache_claim(NULL, 1, &c4), -EINVAL);
+	ck_assert_int_eq(shmpool_cache_claim(pool, 1, NULL), -EINVAL);
+	ck_assert_int_eq(shmpool_cache_release(c2), 0);
+	ck_assert_int_eq(shmpool_cache_claim(pool, 683, &c4), 0);
+
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+}
+END_TEST
+
+START_TEST(test_largest_cache)
+{
+	struct shmpool *pool;
+	struct shmpool_cache *c;
+	static void *objs[SHMPOOL_CACHE_MAX_SIZE];
+
+	tu_create("large", 3 * SHMPOOL_CACHE_MAX_SIZE, 64,
+		SHMPOOL_CACHE_MAX_SIZE, 4);
+	pool = tu_attach("large", -1);
+	c = shmpool_default_cache(pool);
+	/* Refill to the largest size plus the request. */
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, SHMPOOL_CACHE_MAX_SIZE),
+		0);
+	assert_objs(pool, objs, SHMPOOL_CACHE_MAX_SIZE, SHMPOOL_CACHE_MAX_SIZE);
+	ck_assert_uint_eq(c->len, SHMPOOL_CACHE_MAX_SIZE);
+	ck_assert_int_eq(shmpool_put_bulk(pool, objs, SHMPOOL_CACHE_MAX_SIZE /
+		2), 0);
+	ck_assert_uint_eq(c->len, c->flushthresh);
+	ck_assert_int_eq(shmpool_put_bulk(pool, objs + SHMPOOL_CACHE_MAX_SIZE /
+		2, SHMPOOL_CACHE_MAX_SIZE / 2), 0);
+	ck_assert_uint_eq(c->len, SHMPOOL_CACHE_MAX_SIZE / 2);
+	ck_assert_uint_eq(shmpool_avail_count(pool), 3 * SHMPOOL_CACHE_MAX_SIZE);
+	shmpool_detach(pool);
+}
+END_TEST
+
+static Suite *
+cache_suite(void)
+{
+	Suite *s = suite_create("cache");
+	TCase *tc = tcase_create("cache");
+
+	tcase_add_test(tc, test_lifo_per_bulk);
+	tcase_add_test(tc, test_refill_point);
+	tcase_add_test(tc, test_flush_point);
+	tcase_add_test(tc, test_bypass);
+	tcase_add_test(tc, test_failed_get_changes_nothing);
+	tcase_add_test(tc, test_cache_size_zero);
+	tcase_add_test(tc, test_claimed_cache);
+	tcase_add_test(tc, test_largest_cache);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return tu_run(cache_suite());
+}

@@ -1,0 +1,132 @@
+/*
+ * testutil.c - see testutil.h.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static char scratch[] = "/dev/shm/shmpool-test.XXXXXX";
+
+const char *
+tu_dir(void)
+{
+	return scratch;
+}
+
+const char *
+tu_path(const char *name)
+{
+	static char path[256];
+
+	snprintf(path, sizeof(path), "%s/shmpool.%s", scratch, name);
+	return path;
+}
+
+void
+tu_create(const char *name, unsigned int count, unsigned int size,
+		unsigned int cache, unsigned int slots)
+{
+	struct shmpool_params p = {
+		.obj_count = count,
+		.obj_size = size,
+		.cache_size = cache,
+		.nb_slots = slots,
+	};
+	int ret = shmpool_segment_create(tu_path(name), name, &p, 0600);
+
+	ck_assert_msg(ret == 0, "create %s: %s (%s)", name,
+		shmpool_strerror(ret), shmpool_last_error());
+}
+
+struct shmpool *
+tu_attach(const char *name, int cache)
+{
+	struct shmpool_attach_opts o = { .path = tu_path(name) };
+	struct shmpool *pool = NULL;
+	int ret;
+
+	if (cache >= 0) {
+		o.flags = SHMPOOL_ATTACH_CACHE_SIZE;
+		o.cache_size = (unsigned int)cache;
+	}
+	ret = shmpool_attach(name, &o, &pool);
+	ck_assert_msg(ret == 0, "attach %s: %s (%s)", name,
+		shmpool_strerror(ret), shmpool_last_error());
+	return pool;
+}
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void
+tu_wait_children(const pid_t *pids, int n, int seconds)
+{
+	double deadline = now() + seconds;
+	int left = n, i, status;
+	int *done = calloc((size_t)n, sizeof(*done));
+
+	ck_assert_ptr_nonnull(done);
+	while (left > 0) {
+		for (i = 0; i < n; i++) {
+			if (done[i] || waitpid(pids[i], &status, WNOHANG) == 0)
+				continue;
+			done[i] = 1;
+			left--;
+			ck_assert_msg(WIFEXITED(status) &&
+				WEXITSTATUS(status) == 0,
+				"child %d: status 0x%x", (int)pids[i], status);
+		}
+		if (left > 0 && now() > deadline) {
+			for (i = 0; i < n; i++)
+				if (!done[i])
+					kill(pids[i], SIGKILL);
+			ck_abort_msg("%d children still running after %d s",
+				left, seconds);
+		}
+		if (left > 0)
+			usleep(1000);
+	}
+	free(done);
+}
+
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+int
+tu_run(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	if (mkdtemp(scratch) == NULL) {
+		perror("mkdtemp");
+		return 99;
+	}
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	nftw(scratch, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
