@@ -139,8 +139,10 @@ SHMPOOL_API int shmpool_detach(struct shmpool *pool);
  * Get n objects into objs[0 .. n) (all or none) through cache, or straight
  * from the ring when cache is NULL (then counted in the default cache's
  * slot).  A cache hit copies the cache's top n in order: no call, no
- * syscall, no lock.  A miss refills the cache from the ring in one bulk
- * (up to its size plus n); n above the cache's size bypasses the cache.
+ * syscall, no lock, whatever n is.  A miss refills the cache from the
+ * ring in one bulk (to its size plus n, or just what it lacks when the ring
+ * has not that many) and returns the top n; a miss with n above the
+ * cache's size goes straight to the ring and leaves the cache as it was.
  * One thread at a time per cache; any number of caches at once.
  * Returns:
  *   0 on success;

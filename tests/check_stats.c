@@ -1,2 +1,220 @@
+/*
+ * check_stats.c - every counter after a scripted sequence of calls, with a
+ * cache, with a claimed cache and without a cache; released slots' counts
+ * in the retired totals.  With --disable-stats every counter must read 0.
+ * Built twice: inline get/put and the library's out-of-line twins.
+ */
+#include "config.h"
+
+#include <string.h>
+
 #include "testutil.h"
-int main(void){return 0;}
+
+/* Expected counter values, in struct shmpool_stats order. */
+struct expect {
+	uint64_t put_bulk, put_objs;
+	uint64_t put_common_pool_bulk, put_common_pool_objs;
+	uint64_t get_common_pool_bulk, get_common_pool_objs;
+	uint64_t get_success_bulk, get_success_objs;
+	uint64_t get_fail_bulk, get_fail_objs;
+};
+
+#define CHECK_FIELD(st, e, f) \
+	ck_assert_msg((st).f == (SHMPOOL_STATS ? (e).f : 0), \
+		"%s: %s is %llu, expected %llu", what, #f, \
+		(unsigned long long)(st).f, \
+		(unsigned long long)(SHMPOOL_STATS ? (e).f : 0))
+
+static void
+check_stats(struct shmpool *pool, int slot, const struct expect *e,
+		const char *what)
+{
+	struct shmpool_stats st;
+
+	ck_assert_int_eq(shmpool_stats_read(pool, slot, &st), 0);
+	CHECK_FIELD(st, *e, put_bulk);
+	CHECK_FIELD(st, *e, put_objs);
+	CHECK_FIELD(st, *e, put_common_pool_bulk);
+	CHECK_FIELD(st, *e, put_common_pool_objs);
+	CHECK_FIELD(st, *e, get_common_pool_bulk);
+	CHECK_FIELD(st, *e, get_common_pool_objs);
+	CHECK_FIELD(st, *e, get_success_bulk);
+	CHECK_FIELD(st, *e, get_success_objs);
+	CHECK_FIELD(st, *e, get_fail_bulk);
+	CHECK_FIELD(st, *e, get_fail_objs);
+}
+
+static struct expect
+sum(const struct expect *a, const struct expect *b)
+{
+	struct expect s;
+	const uint64_t *pa = (const uint64_t *)a, *pb = (const uint64_t *)b;
+	uint64_t *ps = (uint64_t *)&s;
+	size_t i;
+
+	for (i = 0; i < sizeof(s) / sizeof(uint64_t); i++)
+		ps[i] = pa[i] + pb[i];
+	return s;
+}
+
+static const struct expect zero;
+
+/* The default cache: size 32, flush threshold 48, pool of 1024. */
+static const struct expect slot0 = {
+	.put_bulk = 3, .put_objs = 68,
+	.put_common_pool_bulk = 2, .put_common_pool_objs = 80,
+	.get_common_pool_bulk = 3, .get_common_pool_objs = 96,
+	.get_success_bulk = 4, .get_success_objs = 68,
+	.get_fail_bulk = 1, .get_fail_objs = 1009,
+};
+
+/* A claimed cache: size 8, flush threshold 12. */
+static const struct expect slot1 = {
+	.put_bulk = 2, .put_objs = 13,
+	.put_common_pool_bulk = 1, .put_common_pool_objs = 10,
+	.get_common_pool_bulk = 2, .get_common_pool_objs = 21,
+	.get_success_bulk = 2, .get_success_objs = 13,
+};
+
+static void
+script_default(struct shmpool *pool)
+{
+	static void *objs[1100];
+
+	/* Miss: one refill of 32 + 8. */
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 8), 0);
+	/* Hit. */
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs + 8, 4), 0);
+	/* Hit: 28 + 12 = 40 <= 48. */
+	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 12), 0);
+	/* No cache: the ring, counted in the default slot. */
+	ck_assert_int_eq(shmpool_generic_get(pool, objs, 40, NULL), 0);
+	ck_assert_int_eq(shmpool_generic_put(pool, objs, 40, NULL), 0);
+	ck_assert_int_eq(shmpool_generic_get(pool, objs, 16, NULL), 0);
+	/* 40 + 16 > 48: flush the 40, keep the 16. */
+	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 16), 0);
+	/* Refused arguments count nothing; a failed get counts. */
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 1025), -EINVAL);
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 0), -EINVAL);
+	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 0), -EINVAL);
+	ck_assert_int_eq(shmpool_generic_get(pool, objs, 1009, NULL), -ENOENT);
+}
+
+static void
+script_claimed(struct shmpool *pool, struct shmpool_cache *c)
+{
+	void *objs[16];
+
+	/* Miss: refill 8 + 2; hit put: 10 <= 12. */
+	ck_assert_int_eq(shmpool_generic_get(pool, objs, 2, c), 0);
+	ck_assert_int_eq(shmpool_generic_put(pool, objs, 2, c), 0);
+	/* A miss (11 > len 10) of 11 > size 8: bypass. */
+	ck_assert_int_eq(shmpool_generic_get(pool, objs, 11, c), 0);
+	/* 10 + 11 > 12: flush 10, keep 11. */
+	ck_assert_int_eq(shmpool_generic_put(pool, objs, 11, c), 0);
+	ck_assert_uint_eq(c->len, 11);
+}
+
+START_TEST(test_with_cache)
+{
+	struct shmpool *pool;
+	struct shmpool_cache *c;
+	struct shmpool_stats st;
+	struct expect both;
+
+	tu_create("stats", 1024, 64, 32, 4);
+	pool = tu_attach("stats", -1);
+	script_default(pool);
+	check_stats(pool, 0, &slot0, "slot 0");
+	check_stats(pool, SHMPOOL_STATS_ALL, &slot0, "all");
+	check_stats(pool, SHMPOOL_STATS_RETIRED, &zero, "retired");
+
+	ck_assert_int_eq(shmpool_cache_claim(pool, 8, &c), 0);
+	ck_assert_int_eq(shmpool_cache_slot(c), 1);
+	script_claimed(pool, c);
+	both = sum(&slot0, &slot1);
+	check_stats(pool, 0, &slot0, "slot 0");
+	check_stats(pool, 1, &slot1, "slot 1");
+	check_stats(pool, SHMPOOL_STATS_ALL, &both, "all");
+
+	/* Released: its counts move to the retired totals, the sum stays. */
+	ck_assert_int_eq(shmpool_cache_release(c), 0);
+	check_stats(pool, SHMPOOL_STATS_RETIRED, &slot1, "retired");
+	check_stats(pool, SHMPOOL_STATS_ALL, &both, "all after release");
+	ck_assert_int_eq(shmpool_stats_read(pool, 1, &st), -ENOENT);
+	ck_assert_uint_eq(shmpool_avail_count(pool), 1024);
+
+	/* Detached: everything is retired, nothing lost. */
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+	pool = tu_attach("stats", 0);
+	check_stats(pool, SHMPOOL_STATS_RETIRED, &both, "retired");
+	check_stats(pool, SHMPOOL_STATS_ALL, &both, "all after detach");
+	check_stats(pool, 0, &zero, "new slot 0");
+	ck_assert_uint_eq(shmpool_avail_count(pool), 1024);
+	shmpool_detach(pool);
+}
+END_TEST
+
+START_TEST(test_without_cache)
+{
+	static const struct expect e = {
+		.put_bulk = 1, .put_objs = 5,
+		.put_common_pool_bulk = 1, .put_common_pool_objs = 5,
+		.get_common_pool_bulk = 2, .get_common_pool_objs = 133,
+		.get_success_bulk = 2, .get_success_objs = 133,
+		.get_fail_bulk = 1, .get_fail_objs = 1,
+	};
+	struct shmpool *pool;
+	void *objs[128];
+
+	tu_create("stats0", 128, 64, 0, 4);
+	pool = tu_attach("stats0", -1);
+	ck_assert_uint_eq(shmpool_default_cache(pool)->size, 0);
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 5), 0);
+	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 5), 0);
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 129), -EINVAL);
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 128), 0);
+	ck_assert_int_eq(shmpool_get(pool, objs), -ENOENT);
+	check_stats(pool, 0, &e, "slot 0");
+	check_stats(pool, SHMPOOL_STATS_ALL, &e, "all");
+	ck_assert_uint_eq(shmpool_in_use_count(pool), 128);
+	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 128), 0);
+	ck_assert_uint_eq(shmpool_in_use_count(pool), 0);
+	shmpool_detach(pool);
+}
+END_TEST
+
+START_TEST(test_bad_arguments)
+{
+	struct shmpool_stats st;
+	struct shmpool *pool;
+
+	tu_create("statsbad", 128, 64, 0, 4);
+	pool = tu_attach("statsbad", -1);
+	ck_assert_int_eq(shmpool_stats_read(NULL, 0, &st), -EINVAL);
+	ck_assert_int_eq(shmpool_stats_read(pool, 0, NULL), -EINVAL);
+	ck_assert_int_eq(shmpool_stats_read(pool, 4, &st), -EINVAL);
+	ck_assert_int_eq(shmpool_stats_read(pool, -3, &st), -EINVAL);
+	ck_assert_int_eq(shmpool_stats_read(pool, 3, &st), -ENOENT);
+	shmpool_detach(pool);
+}
+END_TEST
+
+static Suite *
+stats_suite(void)
+{
+	Suite *s = suite_create("stats");
+	TCase *tc = tcase_create("stats");
+
+	tcase_add_test(tc, test_with_cache);
+	tcase_add_test(tc, test_without_cache);
+	tcase_add_test(tc, test_bad_arguments);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return tu_run(stats_suite());
+}
