@@ -90,6 +90,7 @@ worker(const char *name, double seconds, unsigned int seed)
 	if (nheld > 0)
 		shmpool_put_bulk(pool, held, nheld);
 	printf("worker %d: got and put back %llu objects\n", (int)me, objs);
+	fflush(stdout);
 	return shmpool_detach(pool) == 0 ? 0 : 1;
 }
 
