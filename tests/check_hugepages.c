@@ -1,0 +1,205 @@
+/*
+ * check_hugepages.c - a pool on huge pages, for real: as root the suite
+ * reserves a few huge pages, mounts hugetlbfs in its scratch folder,
+ * creates pools there, and puts both back afterwards.  Not root: skipped.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#define NR_HUGEPAGES	"/proc/sys/vm/nr_hugepages"
+#define RESERVE		4	/* huge pages this suite adds */
+
+static char mnt[256];
+static uint64_t huge_size;	/* bytes in a default huge page */
+
+static long
+read_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (f != NULL) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static int
+write_long(const char *path, long v)
+{
+	FILE *f = fopen(path, "w");
+	int ok;
+
+	if (f == NULL)
+		return -1;
+	ok = fprintf(f, "%ld\n", v) > 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* A field of /proc/meminfo, e.g. "HugePages_Free:" or "Hugepagesize:". */
+static long
+meminfo(const char *field)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	long v = -1;
+
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, field, strlen(field)) == 0)
+			v = strtol(line + strlen(field), NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/* KernelPageSize, in kB, of this process's mapping of path. */
+static long
+mapping_page_kb(const char *path)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	int in = 0;
+	long kb = -1;
+
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strchr(line, '/') != NULL || strstr(line, "-") == line + 12)
+			in = strstr(line, path) != NULL;
+		if (in && sscanf(line, "KernelPageSize: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb;
+}
+
+/* Entries in folder dir, other than . and .. */
+static int
+count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
+START_TEST(test_pool_on_huge_pages)
+{
+	struct shmpool_params p = { .obj_count = 1000, .obj_size = 200,
+		.cache_size = 32 };
+	struct shmpool_attach_opts o;
+	struct shmpool_info info;
+	struct shmpool *pool;
+	char path[300];
+	long free_before = meminfo("HugePages_Free:");
+	void *objs[64];
+
+	snprintf(path, sizeof(path), "%s/shmpool.huge", mnt);
+	ck_assert_int_eq(shmpool_segment_create(path, "huge", &p, 0600), 0);
+	o = (struct shmpool_attach_opts){ .path = path };
+	ck_assert_int_eq(shmpool_attach("huge", &o, &pool), 0);
+	ck_assert_int_eq(shmpool_info(pool, &info), 0);
+	ck_assert_uint_eq(info.flags, SHMPOOL_INFO_HUGE);
+	ck_assert_uint_eq(info.page_size, huge_size);
+	ck_assert_uint_eq(info.seg_size % huge_size, 0);
+	/* Allocated at creation: the pages are gone from the free count. */
+	ck_assert_int_eq(meminfo("HugePages_Free:"),
+		free_before - (long)(info.seg_size / huge_size));
+	ck_assert_int_eq(mapping_page_kb(path), (long)(huge_size >> 10));
+
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 64), 0);
+	memset(objs[63], 0xa5, 200);
+	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 64), 0);
+	ck_assert_uint_eq(shmpool_avail_count(pool), 1000);
+	shmpool_detach(pool);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(meminfo("HugePages_Free:"), free_before);
+}
+END_TEST
+
+START_TEST(test_not_enough_huge_pages)
+{
+	long free_pages = meminfo("HugePages_Free:");
+	struct shmpool_params p = { .obj_count = 4096, .obj_size = 0 };
+	char path[300];
+	struct stat st;
+	int ret;
+
+	/* One page more than there are free. */
+	p.obj_size = (unsigned int)(huge_size / 4096 * (uint64_t)free_pages) +
+		SHMPOOL_CACHE_LINE;
+	if (p.obj_size > SHMPOOL_OBJ_SIZE_MAX) {
+		p.obj_size = SHMPOOL_OBJ_SIZE_MAX;
+		p.obj_count = (unsigned int)(huge_size * (uint64_t)free_pages /
+			SHMPOOL_OBJ_SIZE_MAX) + 1;
+	}
+	snprintf(path, sizeof(path), "%s/shmpool.toobig", mnt);
+	ret = shmpool_segment_create(path, "toobig", &p, 0600);
+	ck_assert_msg(ret == -ENOSPC || ret == -ENOMEM, "create: %d (%s)",
+		ret, shmpool_last_error());
+	/* Nothing left behind: no file, every page free again. */
+	ck_assert_int_eq(stat(path, &st), -1);
+	ck_assert_int_eq(count_entries(mnt), 0);
+	ck_assert_int_eq(meminfo("HugePages_Free:"), free_pages);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("hugepages");
+	TCase *tc = tcase_create("hugepages");
+	long old_nr;
+	int ret;
+
+	if (geteuid() != 0) {
+		printf("SKIP: huge page tests need root to reserve pages "
+			"and mount hugetlbfs\n");
+		return 77;
+	}
+	old_nr = read_long(NR_HUGEPAGES);
+	if (old_nr < 0 || write_long(NR_HUGEPAGES, old_nr + RESERVE) < 0 ||
+	    read_long(NR_HUGEPAGES) < old_nr + RESERVE) {
+		printf("SKIP: cannot reserve %d huge pages\n", RESERVE);
+		if (old_nr >= 0)
+			write_long(NR_HUGEPAGES, old_nr);
+		return 77;
+	}
+	huge_size = (uint64_t)meminfo("Hugepagesize:") << 10;
+	snprintf(mnt, sizeof(mnt), "/tmp/shmpool-huge.%ld", (long)getpid());
+	if (mkdir(mnt, 0700) < 0 ||
+	    mount("none", mnt, "hugetlbfs", 0, NULL) < 0) {
+		printf("SKIP: cannot mount hugetlbfs on %s\n", mnt);
+		rmdir(mnt);
+		write_long(NR_HUGEPAGES, old_nr);
+		return 77;
+	}
+	tcase_add_test(tc, test_pool_on_huge_pages);
+	tcase_add_test(tc, test_not_enough_huge_pages);
+	suite_add_tcase(s, tc);
+	ret = tu_run(s);
+
+	/* Put the machine back as it was. */
+	umount2(mnt, MNT_DETACH);
+	rmdir(mnt);
+	write_long(NR_HUGEPAGES, old_nr);
+	return ret;
+}
