@@ -102,56 +102,52 @@ ring_count(const struct ring_view *v)
 	return count > v->capacity ? v->capacity : count;
 }
 
+/*
+ * Claim up to n entries for one side (ht) by moving its head, given the
+ * other side's tail: a producer may fill capacity entries past the
+ * consumers' tail, a consumer may read up to the producers' tail.
+ */
 static inline unsigned int
-ring_move_prod_head(const struct ring_view *v, unsigned int n,
-		enum ring_mode mode, uint32_t *old_head)
+ring_move_head(struct ring_headtail *ht, const struct ring_headtail *other,
+		uint32_t capacity, unsigned int n, enum ring_mode mode,
+		uint32_t *old_head)
 {
-	struct ring *r = v->r;
-	uint32_t head, free_entries;
+	uint32_t head, avail;
 	unsigned int want = n;
 
 	do {
 		n = want;
-		head = uatomic_read(&r->prod.head);
-		/* Read the consumer tail after our head: the free space
-		 * computed below can then only be too small, never too big. */
+		head = uatomic_read(&ht->head);
+		/* Read the other tail after our head: what is available
+		 * can then only come out too small, never too big. */
 		cmm_smp_rmb();
-		/* Pairs with the release in ring_update_tail() of consumers:
-		 * entries they have read are free for us to overwrite. */
-		free_entries = v->capacity + uatomic_read(&r->cons.tail) - head;
+		/* Pairs with the release in the other side's
+		 * ring_update_tail(): the entries it has published (written
+		 * by producers, or read by consumers) are ours to use. */
+		avail = capacity + uatomic_read(&other->tail) - head;
 		ring_smp_acquire();
-		if (caa_unlikely(n > free_entries))
-			n = mode == RING_BULK ? 0 : free_entries;
+		if (caa_unlikely(n > avail))
+			n = mode == RING_BULK ? 0 : avail;
 		if (n == 0)
 			return 0;
-	} while (uatomic_cmpxchg(&r->prod.head, head, head + n) != head);
+	} while (uatomic_cmpxchg(&ht->head, head, head + n) != head);
 	*old_head = head;
 	return n;
+}
+
+static inline unsigned int
+ring_move_prod_head(const struct ring_view *v, unsigned int n,
+		enum ring_mode mode, uint32_t *old_head)
+{
+	return ring_move_head(&v->r->prod, &v->r->cons, v->capacity, n, mode,
+		old_head);
 }
 
 static inline unsigned int
 ring_move_cons_head(const struct ring_view *v, unsigned int n,
 		enum ring_mode mode, uint32_t *old_head)
 {
-	struct ring *r = v->r;
-	uint32_t head, entries;
-	unsigned int want = n;
-
-	do {
-		n = want;
-		head = uatomic_read(&r->cons.head);
-		cmm_smp_rmb();
-		/* Pairs with the release in ring_update_tail() of producers:
-		 * the entries below their tail are written. */
-		entries = uatomic_read(&r->prod.tail) - head;
-		ring_smp_acquire();
-		if (caa_unlikely(n > entries))
-			n = mode == RING_BULK ? 0 : entries;
-		if (n == 0)
-			return 0;
-	} while (uatomic_cmpxchg(&r->cons.head, head, head + n) != head);
-	*old_head = head;
-	return n;
+	return ring_move_head(&v->r->cons, &v->r->prod, 0, n, mode, old_head);
 }
 
 /* Publish [old, new) once every earlier operation of this side has. */
