@@ -12,15 +12,20 @@
 
 #include "segment-internal.h"
 
-/* Empty cache into the ring; not counted (see slot_retire()). */
-void
+/*
+ * Empty cache into the ring; not counted (see slot_retire()).  Only a
+ * double put can fill the ring: then the cache keeps all and -ENOSPC.
+ */
+int
 cache_flush(struct pool_handle *h, struct shmpool_cache *cache)
 {
 	uint32_t len = cache->len;
 
-	/* Only a double put can fill the ring; then the cache keeps all. */
-	if (len != 0 && ring_enqueue(&h->ring, cache->objs, len, RING_BULK))
-		cache->len = 0;
+	if (len != 0 && ring_enqueue(&h->ring, cache->objs, len,
+			RING_BULK) == 0)
+		return -ENOSPC;
+	cache->len = 0;
+	return 0;
 }
 
 int
@@ -42,10 +47,23 @@ shmpool_generic_get_slow(struct shmpool *pool, void **objs, unsigned int n,
 
 	if (cache == NULL || n > cache->size) {
 		if (ring_dequeue_ptrs(&h->ring, objs, n, pool->objbase,
-				RING_BULK) == 0)
+				RING_BULK) != 0) {
+			SHMPOOL_STAT_ADD(st, get_common_pool_bulk, 1);
+			SHMPOOL_STAT_ADD(st, get_common_pool_objs, n);
+			goto success;
+		}
+		/* The ring alone has not n: with this cache's objects, it
+		 * may (here len < n).  Take the ring's share first, so that
+		 * a failure changes nothing. */
+		len = cache != NULL ? cache->len : 0;
+		if (len == 0 || ring_dequeue_ptrs(&h->ring, objs + len, n - len,
+				pool->objbase, RING_BULK) == 0)
 			goto fail;
 		SHMPOOL_STAT_ADD(st, get_common_pool_bulk, 1);
-		SHMPOOL_STAT_ADD(st, get_common_pool_objs, n);
+		SHMPOOL_STAT_ADD(st, get_common_pool_objs, n - len);
+		for (i = 0; i < len; i++)
+			objs[i] = shmpool_ref_to_ptr_(pool, cache->objs[i]);
+		cache->len = 0;
 		goto success;
 	}
 

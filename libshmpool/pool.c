@@ -103,8 +103,14 @@ slot_retire(struct pool_handle *h, struct seg_slot *s)
 	uatomic_set(&s->state, SEG_SLOT_FREE);
 }
 
+/*
+ * Map the segment at path and check its header.  The header is copied
+ * first and only the copy is checked and used: another process that can
+ * write the segment must not change the geometry between check and use.
+ */
 static int
-pool_map(const char *path, struct seg_hdr **hdrp, size_t *sizep)
+pool_map(const char *path, struct seg_hdr **hdrp, size_t *sizep,
+		struct seg_hdr *geom)
 {
 	struct stat st;
 	void *map;
@@ -131,7 +137,8 @@ pool_map(const char *path, struct seg_hdr **hdrp, size_t *sizep)
 	close(fd);
 	if (map == MAP_FAILED)
 		return seterr(ret, "cannot map '%s': %s", path, strerror(-ret));
-	ret = seg_check(map, (uint64_t)st.st_size, path);
+	memcpy(geom, map, sizeof(*geom));
+	ret = seg_check(geom, (uint64_t)st.st_size, path);
 	if (ret < 0) {
 		munmap(map, (size_t)st.st_size);
 		return ret;
@@ -148,7 +155,7 @@ shmpool_attach(const char *name, const struct shmpool_attach_opts *opts,
 	char defpath[sizeof("/dev/shm/shmpool.") + SHMPOOL_NAME_MAX];
 	struct pool_handle *h;
 	const char *path;
-	struct seg_hdr *hdr = NULL;
+	struct seg_hdr *hdr = NULL, geom;
 	unsigned int cache_size;
 	size_t size = 0;
 	int ret;
@@ -166,21 +173,21 @@ shmpool_attach(const char *name, const struct shmpool_attach_opts *opts,
 		snprintf(defpath, sizeof(defpath), "/dev/shm/shmpool.%s", name);
 		path = defpath;
 	}
-	ret = pool_map(path, &hdr, &size);
+	ret = pool_map(path, &hdr, &size, &geom);
 	if (ret == -ENOENT)
 		return seterr(-ENOENT, "no pool '%s' (no segment '%s')", name,
 			path);
 	if (ret < 0)
 		return ret;
-	if (strcmp(hdr->name, name) != 0) {
+	if (strcmp(geom.name, name) != 0) {
 		ret = seterr(-EINVAL, "segment '%s' holds pool '%s', not '%s'",
-			path, hdr->name, name);
+			path, geom.name, name);
 		goto unmap;
 	}
 
 	h = calloc(1, sizeof(*h));
 	if (h != NULL)
-		h->owned = calloc(hdr->nb_slots, 1);
+		h->owned = calloc(geom.nb_slots, 1);
 	if (h == NULL || h->owned == NULL) {
 		free(h);
 		ret = seterr(-ENOMEM, "out of memory");
@@ -188,20 +195,20 @@ shmpool_attach(const char *name, const struct shmpool_attach_opts *opts,
 	}
 	h->hdr = hdr;
 	h->map_size = size;
-	h->slots = (struct seg_slot *)((char *)hdr + hdr->slots_off);
-	h->nb_slots = hdr->nb_slots;
-	h->obj_count = hdr->obj_count;
-	h->elt_size = hdr->elt_size;
-	h->ring.r = (struct ring *)((char *)hdr + hdr->ring_off);
+	h->slots = (struct seg_slot *)((char *)hdr + geom.slots_off);
+	h->nb_slots = geom.nb_slots;
+	h->obj_count = geom.obj_count;
+	h->elt_size = geom.elt_size;
+	h->ring.r = (struct ring *)((char *)hdr + geom.ring_off);
 	h->ring.slots = h->ring.r->slots;
-	h->ring.size = hdr->ring_size;
-	h->ring.mask = hdr->ring_size - 1;
-	h->ring.capacity = hdr->ring_size;
-	h->pub.objbase = (char *)hdr + hdr->objs_off;
+	h->ring.size = geom.ring_size;
+	h->ring.mask = geom.ring_size - 1;
+	h->ring.capacity = geom.ring_size;
+	h->pub.objbase = (char *)hdr + geom.objs_off;
 	pthread_mutex_init(&h->lock, NULL);
 
 	cache_size = opts != NULL && (opts->flags & SHMPOOL_ATTACH_CACHE_SIZE) ?
-		opts->cache_size : hdr->cache_size;
+		opts->cache_size : geom.cache_size;
 	ret = slot_claim(h, cache_size, &h->pub.cache);
 	if (ret < 0) {
 		pthread_mutex_destroy(&h->lock);
@@ -309,9 +316,12 @@ shmpool_cache_flush(struct shmpool_cache *cache)
 {
 	struct pool_handle *h = pool_find_cache(cache);
 
+	clearerr_shmpool();
 	if (h == NULL)
 		return seterr(-EINVAL, "not a cache claimed in this process");
-	cache_flush(h, cache);
+	if (cache_flush(h, cache) < 0)
+		return seterr(-ENOSPC, "pool '%s': the ring is full (an "
+			"object was put twice)", h->hdr->name);
 	return 0;
 }
 

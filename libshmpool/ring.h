@@ -94,11 +94,14 @@ ring_init(struct ring *r, uint32_t size)
 static inline uint32_t
 ring_count(const struct ring_view *v)
 {
-	uint32_t cons = uatomic_read(&v->r->cons.tail);
-	uint32_t prod = uatomic_read(&v->r->prod.tail);
-	uint32_t count = prod - cons;
+	uint32_t cons, prod, count;
 
-	/* The two tails were read at different times. */
+	cons = uatomic_read(&v->r->cons.tail);
+	/* The producers' tail, read later, is never behind this one. */
+	cmm_smp_rmb();
+	prod = uatomic_read(&v->r->prod.tail);
+	count = prod - cons;
+	/* Producers may have moved on meanwhile. */
 	return count > v->capacity ? v->capacity : count;
 }
 

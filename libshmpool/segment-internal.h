@@ -96,7 +96,7 @@ struct pool_handle *pool_find_cache(const struct shmpool_cache *cache);
 void slot_retire(struct pool_handle *h, struct seg_slot *slot);
 
 /* cache.c */
-void cache_flush(struct pool_handle *h, struct shmpool_cache *cache);
+int cache_flush(struct pool_handle *h, struct shmpool_cache *cache);
 
 /* error.c */
 int seterr(int err, const char *fmt, ...)

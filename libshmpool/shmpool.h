@@ -115,7 +115,8 @@ SHMPOOL_API int shmpool_segment_create(const char *path, const char *name,
  * Safe to call from several threads; each call is a separate attachment.
  * Returns:
  *   0 on success, with *poolp set;
- *   -EINVAL: NULL name or poolp, a bad name, or a bad cache size;
+ *   -EINVAL: NULL name or poolp, a bad name, a bad cache size, or a
+ *            segment at opts->path that holds another pool;
  *   -ENOENT: no such pool;
  *   -EBADMSG: the file is not a shmpool segment, or its header is
  *             inconsistent with itself or with the file's size;
@@ -142,11 +143,13 @@ SHMPOOL_API int shmpool_detach(struct shmpool *pool);
  * syscall, no lock, whatever n is.  A miss refills the cache from the
  * ring in one bulk (to its size plus n, or just what it lacks when the ring
  * has not that many) and returns the top n; a miss with n above the
- * cache's size goes straight to the ring and leaves the cache as it was.
+ * cache's size goes straight to the ring, and takes all of this cache's
+ * objects as well only when the ring alone has not n.
  * One thread at a time per cache; any number of caches at once.
  * Returns:
  *   0 on success;
- *   -ENOENT: fewer than n objects are free; nothing changed;
+ *   -ENOENT: fewer than n objects are free in the ring and this cache
+ *            (objects in other caches are not taken); nothing changed;
  *   -EINVAL: NULL pool or objs, n == 0, or n above the pool's size.
  */
 SHMPOOL_API int shmpool_generic_get(struct shmpool *pool, void **objs, unsigned int n,
@@ -205,7 +208,9 @@ SHMPOOL_API int shmpool_cache_release(struct shmpool_cache *cache);
 /*
  * Put every object of cache back in the ring in one bulk.  Only the
  * thread that uses the cache may call it.
- * Returns 0; -EINVAL for NULL or a cache of no attachment of this process.
+ * Returns 0; -EINVAL for NULL or a cache of no attachment of this process;
+ * -ENOSPC when the ring is full (only a double put causes it), and then
+ * the cache keeps its objects.
  */
 SHMPOOL_API int shmpool_cache_flush(struct shmpool_cache *cache);
 

@@ -198,6 +198,47 @@ START_TEST(test_failed_get_changes_nothing)
 }
 END_TEST
 
+/* A large get counts this cache's objects when the ring is short. */
+START_TEST(test_bypass_uses_own_cache)
+{
+	struct shmpool *pool;
+	struct shmpool_cache *c;
+	void *objs[48];
+
+	tu_create("bypassown", 48, 64, 32, 4);
+	pool = tu_attach("bypassown", -1);
+	c = shmpool_default_cache(pool);
+
+	/* Miss: refill 32 + 20 would need 52 of 48; take 20 (objects 0..19). */
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 20), 0);
+	assert_objs(pool, objs, 20, 0);
+	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 20), 0);
+	ck_assert_uint_eq(c->len, 20);
+	ck_assert_uint_eq(ring_objs(pool), 28);
+
+	/* Without a cache only the ring's 28 count: fail, nothing moves. */
+	ck_assert_int_eq(shmpool_generic_get(pool, objs, 48, NULL), -ENOENT);
+	ck_assert_uint_eq(c->len, 20);
+	ck_assert_uint_eq(ring_objs(pool), 28);
+	/* 40: the ring's 28 are not enough; the cache's 20 first, then 20
+	 * from the ring (objects 20..39). */
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 40), 0);
+	assert_objs(pool, objs, 40, 0);
+	ck_assert_uint_eq(c->len, 0);
+	ck_assert_uint_eq(ring_objs(pool), 8);
+	/* 40 back into the cache (40 <= 48); then all 48: the cache's 40
+	 * and the ring's 8. */
+	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 40), 0);
+	ck_assert_uint_eq(c->len, 40);
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 48), 0);
+	ck_assert_uint_eq(c->len, 0);
+	ck_assert_uint_eq(shmpool_in_use_count(pool), 48);
+	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 48), 0);
+	ck_assert_uint_eq(shmpool_avail_count(pool), 48);
+	shmpool_detach(pool);
+}
+END_TEST
+
 START_TEST(test_cache_size_zero)
 {
 	struct shmpool *pool;
@@ -319,6 +360,7 @@ cache_suite(void)
 	tcase_add_test(tc, test_flush_point);
 	tcase_add_test(tc, test_bypass);
 	tcase_add_test(tc, test_failed_get_changes_nothing);
+	tcase_add_test(tc, test_bypass_uses_own_cache);
 	tcase_add_test(tc, test_cache_size_zero);
 	tcase_add_test(tc, test_claimed_cache);
 	tcase_add_test(tc, test_largest_cache);
