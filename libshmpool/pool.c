@@ -125,7 +125,11 @@ pool_map(const char *path, struct seg_hdr **hdrp, size_t *sizep,
 		close(fd);
 		return ret;
 	}
-	if (!S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(struct seg_hdr)) {
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return seterr(-EBADMSG, "%s: not a regular file", path);
+	}
+	if (st.st_size < (off_t)sizeof(struct seg_hdr)) {
 		close(fd);
 		return seterr(-EBADMSG, "%s: %jd bytes is too small for a "
 			"shmpool segment header (%zu)", path,

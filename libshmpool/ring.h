@@ -1,5 +1,5 @@
 /*
- * ring.h - the lock-free multi-producer multi-consumer ring of object
+ * ring.h - the multi-producer multi-consumer ring of object
  * references that holds a pool's free objects.  Internal to libshmpool.
  *
  * The layout follows DPDK's rte_ring: producer and consumer each have a
@@ -9,7 +9,9 @@
  * then publishes by moving its side's tail once every earlier operation of
  * that side has published.  A process that waits for an earlier one yields
  * the CPU after a short spin, so that one descheduled in the middle of an
- * operation gets to run and finish it.
+ * operation gets to run and finish it.  It takes no lock but is not
+ * lock-free in the strict sense: an operation that never finishes (its
+ * process killed between head and tail) holds up its side for good.
  */
 #ifndef SHMPOOL_RING_H
 #define SHMPOOL_RING_H

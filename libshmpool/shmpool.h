@@ -2,7 +2,7 @@
  * shmpool.h - a pool of fixed-size objects shared by processes.
  *
  * A pool lives in one shared-memory segment: a header, a table of cache
- * slots, a lock-free ring of free objects and the objects themselves.
+ * slots, a ring of free objects that takes no lock, and the objects.
  * Each attached process owns a cache slot; get and put go through that
  * cache and reach the ring only to refill or flush it, in bulk.  Nothing in
  * the segment is a pointer, so each process may map it anywhere.
