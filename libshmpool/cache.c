@@ -15,16 +15,22 @@
 /*
  * Empty cache into the ring; not counted (see slot_retire()).  Only a
  * double put can fill the ring: then the cache keeps all and -ENOSPC.
+ * The length drops to 0 before the objects go: a process killed in
+ * between loses them rather than leaving them in two places.
  */
 int
 cache_flush(struct pool_handle *h, struct shmpool_cache *cache)
 {
 	uint32_t len = cache->len;
 
-	if (len != 0 && ring_enqueue(&h->ring, cache->objs, len,
-			RING_BULK) == 0)
+	if (len == 0)
+		return 0;
+	uatomic_set(&cache->len, 0);
+	cmm_smp_wmb();
+	if (ring_enqueue(&h->ring, cache->objs, len, RING_BULK) == 0) {
+		uatomic_set(&cache->len, len);
 		return -ENOSPC;
-	cache->len = 0;
+	}
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "proto.h"
 #include "segment-internal.h"
 
 /* Every attachment of this process, for the calls given only a cache. */
@@ -25,46 +26,66 @@ slot_of(const struct shmpool_cache *cache)
 	return caa_container_of(cache, struct seg_slot, cache);
 }
 
+/*
+ * Claim a free slot for process pid (which started at start_time) with a
+ * cache of size objects.  One compare-and-swap makes the slot the
+ * process's; its start time follows, so shmpoold may see a claimed slot
+ * whose start time is still 0 for a moment.
+ */
+int
+slot_claim_for(struct pool_handle *h, unsigned int size, pid_t pid,
+		uint64_t start_time, uint32_t *slotp)
+{
+	uint64_t mine = SLOT_OWNER(SEG_SLOT_CLAIMED, pid);
+	uint32_t i;
+
+	if (size > SHMPOOL_CACHE_MAX_SIZE)
+		return seterr(-EINVAL, "pool '%s': cache size %u is out of "
+			"range 0..%u", h->name, size, SHMPOOL_CACHE_MAX_SIZE);
+	if (SHMPOOL_CACHE_FLUSHTHRESH(size) > h->obj_count)
+		return seterr(-EINVAL, "pool '%s': cache size %u needs at "
+			"least %u objects (1.5 times), the pool has %u",
+			h->name, size, SHMPOOL_CACHE_FLUSHTHRESH(size),
+			h->obj_count);
+
+	for (i = 0; i < h->nb_slots; i++) {
+		struct seg_slot *s = &h->slots[i];
+		struct shmpool_cache *c = &s->cache;
+		const uint64_t free_word = SLOT_OWNER(SEG_SLOT_FREE, 0);
+
+		if (uatomic_read(&s->owner) != free_word ||
+		    uatomic_cmpxchg(&s->owner, free_word, mine) != free_word)
+			continue;
+		memset(c, 0, offsetof(struct shmpool_cache, objs));
+		c->slot = i;
+		c->size = size;
+		c->flushthresh = SHMPOOL_CACHE_FLUSHTHRESH(size);
+		cmm_smp_wmb();
+		uatomic_set(&s->start_time, start_time);
+		*slotp = i;
+		return 0;
+	}
+	return seterr(-EBUSY, "pool '%s': all %u cache slots are taken",
+		h->name, h->nb_slots);
+}
+
 static int
 slot_claim(struct pool_handle *h, unsigned int size,
 		struct shmpool_cache **cachep)
 {
 	uint64_t start_time = 0;
 	uint32_t i;
+	int ret;
 
-	if (size > SHMPOOL_CACHE_MAX_SIZE)
-		return seterr(-EINVAL, "pool '%s': cache size %u is out of "
-			"range 0..%u", h->hdr->name, size,
-			SHMPOOL_CACHE_MAX_SIZE);
-	if (SHMPOOL_CACHE_FLUSHTHRESH(size) > h->obj_count)
-		return seterr(-EINVAL, "pool '%s': cache size %u needs at "
-			"least %u objects (1.5 times), the pool has %u",
-			h->hdr->name, size, SHMPOOL_CACHE_FLUSHTHRESH(size),
-			h->obj_count);
 	(void)seg_proc_start_time(getpid(), &start_time);
-
-	for (i = 0; i < h->nb_slots; i++) {
-		struct seg_slot *s = &h->slots[i];
-		struct shmpool_cache *c = &s->cache;
-
-		if (uatomic_read(&s->state) != SEG_SLOT_FREE ||
-		    uatomic_cmpxchg(&s->state, SEG_SLOT_FREE,
-				SEG_SLOT_CLAIMED) != SEG_SLOT_FREE)
-			continue;
-		s->pid = (int32_t)getpid();
-		s->start_time = start_time;
-		memset(c, 0, offsetof(struct shmpool_cache, objs));
-		c->slot = i;
-		c->size = size;
-		c->flushthresh = SHMPOOL_CACHE_FLUSHTHRESH(size);
-		pthread_mutex_lock(&h->lock);
-		h->owned[i] = 1;
-		pthread_mutex_unlock(&h->lock);
-		*cachep = c;
-		return 0;
-	}
-	return seterr(-EBUSY, "pool '%s': all %u cache slots are taken",
-		h->hdr->name, h->nb_slots);
+	ret = slot_claim_for(h, size, getpid(), start_time, &i);
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&h->lock);
+	h->owned[i] = 1;
+	pthread_mutex_unlock(&h->lock);
+	*cachep = &h->slots[i].cache;
+	return 0;
 }
 
 static void
@@ -85,64 +106,64 @@ stats_fold(struct shmpool_stats *dst, struct shmpool_cache *c)
 }
 
 /*
- * Give a slot back: its objects to the ring, its counters to the retired
- * totals.  Neither move is counted, so the pool's aggregate stays the same.
+ * Give back a slot that process pid owns: its objects to the ring, its
+ * counters to the retired totals.  Neither move is counted, so the pool's
+ * aggregate stays the same.  -ESRCH when pid does not own the slot (it was
+ * given back already, perhaps claimed again by someone else); -ENOSPC when
+ * the ring has no room (only a double put does that): the slot then stays
+ * RELEASING with its objects.  A slot found RELEASING is finished: its
+ * owner died giving it back.
  */
-void
-slot_retire(struct pool_handle *h, struct seg_slot *s)
+int
+slot_retire(struct pool_handle *h, struct seg_slot *s, pid_t pid)
 {
-	uatomic_set(&s->state, SEG_SLOT_RELEASING);
-	cache_flush(h, &s->cache);
+	uint64_t claimed = SLOT_OWNER(SEG_SLOT_CLAIMED, pid);
+	uint64_t releasing = SLOT_OWNER(SEG_SLOT_RELEASING, pid);
+	uint64_t cur;
+
+	cur = uatomic_cmpxchg(&s->owner, claimed, releasing);
+	if (cur != claimed && cur != releasing)
+		return -ESRCH;
+	if (cache_flush(h, &s->cache) < 0)
+		return -ENOSPC;
 	stats_fold(&h->hdr->retired, &s->cache);
 	s->cache.size = 0;
 	s->cache.flushthresh = 0;
-	s->pid = 0;
 	s->start_time = 0;
 	/* Everything above is done before the slot can be claimed again. */
 	cmm_smp_wmb();
-	uatomic_set(&s->state, SEG_SLOT_FREE);
+	uatomic_set(&s->owner, SLOT_OWNER(SEG_SLOT_FREE, 0));
+	return 0;
 }
 
 /*
- * Map the segment at path and check its header.  The header is copied
+ * Map the segment open on fd and check its header.  The header is copied
  * first and only the copy is checked and used: another process that can
  * write the segment must not change the geometry between check and use.
  */
 static int
-pool_map(const char *path, struct seg_hdr **hdrp, size_t *sizep,
+pool_map(int fd, const char *what, struct seg_hdr **hdrp, size_t *sizep,
 		struct seg_hdr *geom)
 {
 	struct stat st;
 	void *map;
-	int fd, ret;
+	int ret;
 
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return seterr(-errno, "cannot open segment '%s': %s", path,
-			strerror(errno));
-	if (fstat(fd, &st) < 0) {
-		ret = seterr(-errno, "'%s': %s", path, strerror(errno));
-		close(fd);
-		return ret;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return seterr(-EBADMSG, "%s: not a regular file", path);
-	}
-	if (st.st_size < (off_t)sizeof(struct seg_hdr)) {
-		close(fd);
+	if (fstat(fd, &st) < 0)
+		return seterr(-errno, "'%s': %s", what, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return seterr(-EBADMSG, "%s: not a regular file", what);
+	if (st.st_size < (off_t)sizeof(struct seg_hdr))
 		return seterr(-EBADMSG, "%s: %jd bytes is too small for a "
-			"shmpool segment header (%zu)", path,
+			"shmpool segment header (%zu)", what,
 			(intmax_t)st.st_size, sizeof(struct seg_hdr));
-	}
 	map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
 		MAP_SHARED, fd, 0);
-	ret = -errno;
-	close(fd);
 	if (map == MAP_FAILED)
-		return seterr(ret, "cannot map '%s': %s", path, strerror(-ret));
+		return seterr(-errno, "cannot map '%s': %s", what,
+			strerror(errno));
 	memcpy(geom, map, sizeof(*geom));
-	ret = seg_check(geom, (uint64_t)st.st_size, path);
+	ret = seg_check(geom, (uint64_t)st.st_size, what);
 	if (ret < 0) {
 		munmap(map, (size_t)st.st_size);
 		return ret;
@@ -153,42 +174,22 @@ pool_map(const char *path, struct seg_hdr **hdrp, size_t *sizep,
 }
 
 int
-shmpool_attach(const char *name, const struct shmpool_attach_opts *opts,
-		struct shmpool **poolp)
+pool_open_fd(int fd, const char *what, const char *name,
+		struct pool_handle **hp)
 {
-	char defpath[sizeof("/dev/shm/shmpool.") + SHMPOOL_NAME_MAX];
 	struct pool_handle *h;
-	const char *path;
 	struct seg_hdr *hdr = NULL, geom;
-	unsigned int cache_size;
 	size_t size = 0;
 	int ret;
 
-	clearerr_shmpool();
-	if (poolp == NULL)
-		return seterr(-EINVAL, "no place for the pool handle");
-	if (!shmpool_name_valid(name))
-		return seterr(-EINVAL, "pool name '%s' is not 1-%d characters "
-			"of [A-Za-z0-9._-] not starting with '.'",
-			name ? name : "(null)", SHMPOOL_NAME_MAX);
-	if (opts != NULL && opts->path != NULL) {
-		path = opts->path;
-	} else {
-		snprintf(defpath, sizeof(defpath), "/dev/shm/shmpool.%s", name);
-		path = defpath;
-	}
-	ret = pool_map(path, &hdr, &size, &geom);
-	if (ret == -ENOENT)
-		return seterr(-ENOENT, "no pool '%s' (no segment '%s')", name,
-			path);
+	ret = pool_map(fd, what, &hdr, &size, &geom);
 	if (ret < 0)
 		return ret;
-	if (strcmp(geom.name, name) != 0) {
+	if (name != NULL && strcmp(geom.name, name) != 0) {
 		ret = seterr(-EINVAL, "segment '%s' holds pool '%s', not '%s'",
-			path, geom.name, name);
+			what, geom.name, name);
 		goto unmap;
 	}
-
 	h = calloc(1, sizeof(*h));
 	if (h != NULL)
 		h->owned = calloc(geom.nb_slots, 1);
@@ -203,31 +204,135 @@ shmpool_attach(const char *name, const struct shmpool_attach_opts *opts,
 	h->nb_slots = geom.nb_slots;
 	h->obj_count = geom.obj_count;
 	h->elt_size = geom.elt_size;
+	h->cache_size = geom.cache_size;
 	h->ring.r = (struct ring *)((char *)hdr + geom.ring_off);
 	h->ring.slots = h->ring.r->slots;
 	h->ring.size = geom.ring_size;
 	h->ring.mask = geom.ring_size - 1;
 	h->ring.capacity = geom.ring_size;
 	h->pub.objbase = (char *)hdr + geom.objs_off;
+	memcpy(h->name, geom.name, sizeof(h->name));
 	pthread_mutex_init(&h->lock, NULL);
+	CDS_INIT_LIST_HEAD(&h->node);
+	*hp = h;
+	return 0;
+unmap:
+	munmap(hdr, size);
+	return ret;
+}
 
-	cache_size = opts != NULL && (opts->flags & SHMPOOL_ATTACH_CACHE_SIZE) ?
-		opts->cache_size : geom.cache_size;
-	ret = slot_claim(h, cache_size, &h->pub.cache);
-	if (ret < 0) {
-		pthread_mutex_destroy(&h->lock);
-		free(h->owned);
-		free(h);
-		goto unmap;
+int
+pool_open_path(const char *path, const char *name, struct pool_handle **hp)
+{
+	int fd, ret;
+
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT && name != NULL)
+			return seterr(-ENOENT, "no pool '%s' (no segment "
+				"'%s')", name, path);
+		return seterr(-errno, "cannot open segment '%s': %s", path,
+			strerror(errno));
+	}
+	ret = pool_open_fd(fd, path, name, hp);
+	close(fd);
+	return ret;
+}
+
+void
+pool_close(struct pool_handle *h)
+{
+	munmap(h->hdr, h->map_size);
+	pthread_mutex_destroy(&h->lock);
+	free(h->owned);
+	free(h);
+}
+
+/* Ask shmpoold for the pool: it sends the segment and claims a slot. */
+static int
+attach_daemon(const char *name, const struct shmpool_attach_opts *opts,
+		struct pool_handle **hp)
+{
+	char req[128], reply[1024];
+	struct proto_msg msg;
+	struct pool_handle *h;
+	struct seg_slot *s;
+	uint64_t slot;
+	int sock, fd, ret;
+
+	if (opts != NULL && (opts->flags & SHMPOOL_ATTACH_CACHE_SIZE))
+		snprintf(req, sizeof(req), "attach name=%s cache=%u", name,
+			opts->cache_size);
+	else
+		snprintf(req, sizeof(req), "attach name=%s", name);
+	sock = proto_connect(NULL);
+	if (sock < 0)
+		return sock;
+	ret = proto_call(sock, req, reply, sizeof(reply), &msg, &fd);
+	close(sock);
+	if (ret < 0)
+		return ret;
+	if (fd < 0 || proto_u64(proto_get(&msg, "slot"), 0,
+			SHMPOOL_SLOTS_MAX - 1, &slot) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return seterr(-EPROTO, "shmpoold's attach reply has no "
+			"segment or no slot");
+	}
+	ret = pool_open_fd(fd, name, name, &h);
+	close(fd);
+	if (ret < 0)
+		return ret;
+	s = slot < h->nb_slots ? &h->slots[slot] : NULL;
+	if (s == NULL || uatomic_read(&s->owner) !=
+			SLOT_OWNER(SEG_SLOT_CLAIMED, getpid())) {
+		pool_close(h);
+		return seterr(-EPROTO, "pool '%s': shmpoold answered with "
+			"slot %" PRIu64 ", which this process does not own",
+			name, slot);
+	}
+	h->owned[slot] = 1;
+	h->pub.cache = &s->cache;
+	*hp = h;
+	return 0;
+}
+
+int
+shmpool_attach(const char *name, const struct shmpool_attach_opts *opts,
+		struct shmpool **poolp)
+{
+	struct pool_handle *h;
+	unsigned int cache_size;
+	int ret;
+
+	clearerr_shmpool();
+	if (poolp == NULL)
+		return seterr(-EINVAL, "no place for the pool handle");
+	if (!shmpool_name_valid(name))
+		return seterr(-EINVAL, "pool name '%s' is not 1-%d characters "
+			"of [A-Za-z0-9._-] not starting with '.'",
+			name ? name : "(null)", SHMPOOL_NAME_MAX);
+	if (opts == NULL || opts->path == NULL) {
+		ret = attach_daemon(name, opts, &h);
+		if (ret < 0)
+			return ret;
+	} else {
+		ret = pool_open_path(opts->path, name, &h);
+		if (ret < 0)
+			return ret;
+		cache_size = opts->flags & SHMPOOL_ATTACH_CACHE_SIZE ?
+			opts->cache_size : h->cache_size;
+		ret = slot_claim(h, cache_size, &h->pub.cache);
+		if (ret < 0) {
+			pool_close(h);
+			return ret;
+		}
 	}
 	pthread_mutex_lock(&handles_lock);
 	cds_list_add(&h->node, &handles);
 	pthread_mutex_unlock(&handles_lock);
 	*poolp = &h->pub;
 	return 0;
-unmap:
-	munmap(hdr, size);
-	return ret;
 }
 
 int
@@ -244,11 +349,8 @@ shmpool_detach(struct shmpool *pool)
 	pthread_mutex_unlock(&handles_lock);
 	for (i = 0; i < h->nb_slots; i++)
 		if (h->owned[i])
-			slot_retire(h, &h->slots[i]);
-	munmap(h->hdr, h->map_size);
-	pthread_mutex_destroy(&h->lock);
-	free(h->owned);
-	free(h);
+			slot_retire(h, &h->slots[i], getpid());
+	pool_close(h);
 	return 0;
 }
 
@@ -311,7 +413,10 @@ shmpool_cache_release(struct shmpool_cache *cache)
 	pthread_mutex_lock(&h->lock);
 	h->owned[s - h->slots] = 0;
 	pthread_mutex_unlock(&h->lock);
-	slot_retire(h, s);
+	if (slot_retire(h, s, getpid()) == -ENOSPC)
+		return seterr(-ENOSPC, "pool '%s': the ring is full (an object "
+			"was put twice); the cache keeps its objects",
+			h->name);
 	return 0;
 }
 
@@ -382,7 +487,8 @@ shmpool_info(const struct shmpool *pool, struct shmpool_info *info)
 	info->cache_size = hdr->cache_size;
 	info->nb_slots = h->nb_slots;
 	for (i = 0; i < h->nb_slots; i++)
-		if (uatomic_read(&h->slots[i].state) != SEG_SLOT_FREE)
+		if (SLOT_STATE(uatomic_read(&h->slots[i].owner)) !=
+				SEG_SLOT_FREE)
 			info->slots_in_use++;
 	info->flags = hdr->flags & SEG_FLAG_HUGE ? SHMPOOL_INFO_HUGE : 0;
 	info->seg_size = hdr->seg_size;

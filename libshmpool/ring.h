@@ -114,28 +114,39 @@ ring_count(const struct ring_view *v)
  */
 static inline unsigned int
 ring_move_head(struct ring_headtail *ht, const struct ring_headtail *other,
-		uint32_t capacity, unsigned int n, enum ring_mode mode,
-		uint32_t *old_head)
+		uint32_t capacity, uint32_t size, unsigned int n,
+		enum ring_mode mode, uint32_t *old_head)
 {
 	uint32_t head, avail;
 	unsigned int want = n;
 
-	do {
+	for (;;) {
 		n = want;
 		head = uatomic_read(&ht->head);
 		/* Read the other tail after our head: what is available
-		 * can then only come out too small, never too big. */
+		 * can then only come out too small, or too big when our
+		 * head is stale (and the CAS below fails). */
 		cmm_smp_rmb();
 		/* Pairs with the release in the other side's
 		 * ring_update_tail(): the entries it has published (written
 		 * by producers, or read by consumers) are ours to use. */
 		avail = capacity + uatomic_read(&other->tail) - head;
 		ring_smp_acquire();
+		if (caa_unlikely(avail > size)) {
+			/* A stale head: read it again.  With the same head,
+			 * only a corrupted segment says so: never copy
+			 * beyond the ring's entries for it. */
+			if (uatomic_read(&ht->head) != head)
+				continue;
+			avail = 0;
+		}
 		if (caa_unlikely(n > avail))
 			n = mode == RING_BULK ? 0 : avail;
 		if (n == 0)
 			return 0;
-	} while (uatomic_cmpxchg(&ht->head, head, head + n) != head);
+		if (uatomic_cmpxchg(&ht->head, head, head + n) == head)
+			break;
+	}
 	*old_head = head;
 	return n;
 }
@@ -144,15 +155,16 @@ static inline unsigned int
 ring_move_prod_head(const struct ring_view *v, unsigned int n,
 		enum ring_mode mode, uint32_t *old_head)
 {
-	return ring_move_head(&v->r->prod, &v->r->cons, v->capacity, n, mode,
-		old_head);
+	return ring_move_head(&v->r->prod, &v->r->cons, v->capacity, v->size,
+		n, mode, old_head);
 }
 
 static inline unsigned int
 ring_move_cons_head(const struct ring_view *v, unsigned int n,
 		enum ring_mode mode, uint32_t *old_head)
 {
-	return ring_move_head(&v->r->cons, &v->r->prod, 0, n, mode, old_head);
+	return ring_move_head(&v->r->cons, &v->r->prod, 0, v->size, n, mode,
+		old_head);
 }
 
 /* Publish [old, new) once every earlier operation of this side has. */
@@ -172,6 +184,19 @@ ring_update_tail(struct ring_headtail *ht, uint32_t old, uint32_t new)
 	/* Our copies above happen before the other side sees the tail. */
 	ring_smp_release();
 	uatomic_set(&ht->tail, new);
+}
+
+/*
+ * No operation of the producers is between moving the head and
+ * publishing the tail: an enqueue now will not wait for anyone (unless
+ * one starts meanwhile).  For shmpoold, which must not wait on a dead
+ * process.
+ */
+static inline int
+ring_prod_idle(const struct ring_view *v)
+{
+	return uatomic_read(&v->r->prod.head) ==
+		uatomic_read(&v->r->prod.tail);
 }
 
 /* Copy references into the ring from src. */

@@ -27,6 +27,13 @@
 #define SEG_ABI_VERSION		1
 
 #define SEG_FLAG_HUGE		0x1	/* on hugetlbfs */
+/* The huge-page policy the pool was created under (set by shmpoold). */
+#define SEG_FLAG_POLICY_SHIFT	4
+#define SEG_FLAG_POLICY_MASK	(0x3u << SEG_FLAG_POLICY_SHIFT)
+#define SEG_POLICY_UNKNOWN	0
+#define SEG_POLICY_REQUIRE	1
+#define SEG_POLICY_PREFER	2
+#define SEG_POLICY_NEVER	3
 
 #define SEG_SLOT_FREE		0
 #define SEG_SLOT_CLAIMED	1
@@ -56,13 +63,23 @@ struct seg_hdr {
 	struct shmpool_stats retired __attribute__((aligned(64)));
 };
 
+/*
+ * A cache slot.  Its state and its owner's pid are one word, claimed and
+ * released with a compare-and-swap, so that whoever takes a slot back
+ * (its owner, or shmpoold after the owner died) names the owner it means
+ * and can never free a slot someone else has claimed since.
+ */
 struct seg_slot {
-	uint32_t state;			/* SEG_SLOT_* */
-	int32_t pid;			/* owner */
-	uint64_t start_time;		/* owner's start, /proc/PID/stat field 22 */
+	uint64_t owner;			/* SLOT_OWNER(state, pid) */
+	uint64_t start_time;		/* owner's start, /proc/PID/stat field 22;
+					   0 until the claim is complete */
 	uint32_t reserved[12];
 	struct shmpool_cache cache;
 };
+
+#define SLOT_OWNER(state, pid)	((uint64_t)(uint32_t)(pid) << 32 | (state))
+#define SLOT_STATE(owner)	((uint32_t)(owner))
+#define SLOT_PID(owner)		((pid_t)(int32_t)((owner) >> 32))
 
 /* An attachment: struct shmpool is what the inline path reads. */
 struct pool_handle {
@@ -74,6 +91,8 @@ struct pool_handle {
 	uint32_t nb_slots;
 	uint32_t obj_count;
 	uint32_t elt_size;
+	uint32_t cache_size;		/* the pool's default */
+	char name[SHMPOOL_NAME_MAX + 1];
 	uint8_t *owned;			/* slots this attachment claimed */
 	pthread_mutex_t lock;		/* guards owned[] */
 	struct cds_list_head node;	/* in the process's list of handles */
@@ -86,14 +105,25 @@ pool_handle(const struct shmpool *pool)
 }
 
 /* segment.c */
+#define SEG_TMP_PREFIX	".shmpool-new."	/* a segment being built */
+int seg_create(const char *path, const char *name,
+		const struct shmpool_params *params, mode_t mode, uid_t uid,
+		gid_t gid);
 int seg_check(const struct seg_hdr *hdr, uint64_t file_size, const char *what);
 uint64_t seg_layout(const struct shmpool_params *p, uint64_t page_size,
 		struct seg_hdr *hdr);
 int seg_proc_start_time(pid_t pid, uint64_t *start_time);
 
 /* pool.c */
+int pool_open_fd(int fd, const char *what, const char *name,
+		struct pool_handle **hp);
+int pool_open_path(const char *path, const char *name,
+		struct pool_handle **hp);
+void pool_close(struct pool_handle *h);
+int slot_claim_for(struct pool_handle *h, unsigned int size, pid_t pid,
+		uint64_t start_time, uint32_t *slotp);
 struct pool_handle *pool_find_cache(const struct shmpool_cache *cache);
-void slot_retire(struct pool_handle *h, struct seg_slot *slot);
+int slot_retire(struct pool_handle *h, struct seg_slot *slot, pid_t pid);
 
 /* cache.c */
 int cache_flush(struct pool_handle *h, struct shmpool_cache *cache);

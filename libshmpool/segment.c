@@ -149,7 +149,22 @@ int
 shmpool_segment_create(const char *path, const char *name,
 		const struct shmpool_params *params, mode_t mode)
 {
+	return seg_create(path, name, params, mode, (uid_t)-1, (gid_t)-1);
+}
+
+/*
+ * The segment is built in a hidden file of the same folder
+ * (".shmpool-new.<name>.<pid>.<n>") and linked into place complete, with
+ * its owner, group and mode already set.
+ */
+int
+seg_create(const char *path, const char *name,
+		const struct shmpool_params *params, mode_t mode, uid_t uid,
+		gid_t gid)
+{
 	static unsigned int serial;
+	const char *base;
+	int dirlen;
 	struct shmpool_params p;
 	struct seg_hdr geom, *hdr;
 	struct statfs sfs;
@@ -167,7 +182,11 @@ shmpool_segment_create(const char *path, const char *name,
 	if (p.nb_slots == 0)
 		p.nb_slots = SHMPOOL_SLOTS_DEFAULT;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.new.%ld.%u", path, (long)getpid(),
+	base = strrchr(path, '/');
+	base = base != NULL ? base + 1 : path;
+	dirlen = (int)(base - path);
+	if (snprintf(tmp, sizeof(tmp), "%.*s" SEG_TMP_PREFIX "%s.%ld.%u",
+			dirlen, path, name, (long)getpid(),
 			uatomic_add_return(&serial, 1)) >= (int)sizeof(tmp))
 		return seterr(-ENAMETOOLONG, "segment path '%s' is too long",
 			path);
@@ -175,6 +194,11 @@ shmpool_segment_create(const char *path, const char *name,
 	if (fd < 0)
 		return seterr(-errno, "cannot create '%s': %s", tmp,
 			strerror(errno));
+	if ((uid != (uid_t)-1 || gid != (gid_t)-1) && fchown(fd, uid, gid) < 0) {
+		ret = seterr(-errno, "'%s': cannot give it to %ld:%ld: %s",
+			tmp, (long)uid, (long)gid, strerror(errno));
+		goto fail;
+	}
 	if (fchmod(fd, mode) < 0 || fstatfs(fd, &sfs) < 0) {
 		ret = seterr(-errno, "'%s': %s", tmp, strerror(errno));
 		goto fail;

@@ -45,7 +45,8 @@ shmpool_stats_read(const struct shmpool *pool, int slot,
 	default:
 		if (slot < 0 || (uint32_t)slot >= h->nb_slots)
 			return -EINVAL;
-		if (uatomic_read(&h->slots[slot].state) != SEG_SLOT_CLAIMED)
+		if (SLOT_STATE(uatomic_read(&h->slots[slot].owner)) !=
+				SEG_SLOT_CLAIMED)
 			return -ENOENT;
 		STATS_ADD(st, &h->slots[slot].cache);
 		return 0;

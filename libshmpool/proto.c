@@ -1,0 +1,346 @@
+/*
+ * proto.c - parse and exchange control-protocol messages.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "proto.h"
+#include "segment-internal.h"
+
+#define PROTO_MAGIC	"shmpool/"
+
+static int
+is_sep(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+int
+proto_parse(char *buf, size_t len, struct proto_msg *msg,
+		char *err, size_t errsz, const char **bad_key)
+{
+	char *p, *end, *tok, *eol;
+	size_t i;
+	uint64_t v;
+
+	memset(msg, 0, sizeof(*msg));
+	*bad_key = NULL;
+	if (len == 0) {
+		snprintf(err, errsz, "malformed request: empty message");
+		return -EPROTO;
+	}
+	eol = memchr(buf, '\n', len);
+	end = eol != NULL ? eol : buf + len;
+	for (i = 0; buf + i < end; i++) {
+		unsigned char c = (unsigned char)buf[i];
+
+		if (!is_sep((char)c) && (c < 0x21 || c > 0x7e)) {
+			snprintf(err, errsz, "malformed request: byte 0x%02x "
+				"at offset %zu is not printable ASCII", c, i);
+			return -EPROTO;
+		}
+	}
+	/* The caller's buffer has room for a terminator. */
+	buf[len] = '\0';
+	if (eol != NULL) {
+		*eol = '\0';
+		msg->rest = eol + 1 < buf + len ? eol + 1 : NULL;
+	}
+
+	p = buf;
+	while (is_sep(*p))
+		p++;
+	tok = p;
+	while (*p != '\0' && !is_sep(*p))
+		p++;
+	if (*p != '\0')
+		*p++ = '\0';
+	if (strncmp(tok, PROTO_MAGIC, strlen(PROTO_MAGIC)) != 0 ||
+	    proto_u64(tok + strlen(PROTO_MAGIC), 0, UINT32_MAX, &v) < 0) {
+		snprintf(err, errsz, "malformed request: it does not start "
+			"with '" PROTO_MAGIC "%d'", PROTO_VERSION);
+		return -EPROTO;
+	}
+	msg->version = (unsigned int)v;
+	if (v != PROTO_VERSION) {
+		snprintf(err, errsz, "incompatible versions: the peer speaks "
+			PROTO_MAGIC "%u, this side speaks " PROTO_MAGIC "%d",
+			msg->version, PROTO_VERSION);
+		return -EPROTONOSUPPORT;
+	}
+
+	while (is_sep(*p))
+		p++;
+	if (*p == '\0') {
+		snprintf(err, errsz, "malformed request: no verb");
+		return -EPROTO;
+	}
+	msg->verb = p;
+	while (*p != '\0' && !is_sep(*p))
+		p++;
+	if (*p != '\0')
+		*p++ = '\0';
+	if (strcmp(msg->verb, "error") == 0) {
+		while (is_sep(*p))
+			p++;
+		msg->code = p;
+		while (*p != '\0' && !is_sep(*p))
+			p++;
+		if (*p != '\0')
+			*p++ = '\0';
+	}
+
+	for (;;) {
+		char *eq;
+		unsigned int k;
+
+		while (is_sep(*p))
+			p++;
+		if (*p == '\0')
+			break;
+		if (strncmp(p, "msg=", 4) == 0) {
+			msg->text = p + 4;
+			break;
+		}
+		tok = p;
+		while (*p != '\0' && !is_sep(*p))
+			p++;
+		if (*p != '\0')
+			*p++ = '\0';
+		eq = strchr(tok, '=');
+		if (eq == NULL || eq == tok || eq[1] == '\0' ||
+		    strchr(eq + 1, '=') != NULL) {
+			snprintf(err, errsz, "malformed request: '%.64s' is "
+				"not key=value", tok);
+			return -EPROTO;
+		}
+		*eq = '\0';
+		for (k = 0; k < msg->nkv; k++) {
+			if (strcmp(msg->kv[k].key, tok) == 0) {
+				*bad_key = tok;
+				snprintf(err, errsz, "key '%.64s' is given "
+					"twice", tok);
+				return -EINVAL;
+			}
+		}
+		if (msg->nkv == PROTO_KEYS_MAX) {
+			snprintf(err, errsz, "malformed request: more than %d "
+				"keys", PROTO_KEYS_MAX);
+			return -EPROTO;
+		}
+		msg->kv[msg->nkv].key = tok;
+		msg->kv[msg->nkv].value = eq + 1;
+		msg->nkv++;
+	}
+	return 0;
+}
+
+const char *
+proto_get(const struct proto_msg *msg, const char *key)
+{
+	unsigned int i;
+
+	for (i = 0; i < msg->nkv; i++)
+		if (strcmp(msg->kv[i].key, key) == 0)
+			return msg->kv[i].value;
+	return NULL;
+}
+
+int
+proto_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (s == NULL || *s == '\0' || strlen(s) > 20)
+		return -EINVAL;
+	for (; *s != '\0'; s++) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	if (v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static const struct {
+	int num;
+	const char *name;
+} errnames[] = {
+	{ EPERM, "EPERM" },
+	{ ENOENT, "ENOENT" },
+	{ EIO, "EIO" },
+	{ ENOMEM, "ENOMEM" },
+	{ EACCES, "EACCES" },
+	{ EBUSY, "EBUSY" },
+	{ EEXIST, "EEXIST" },
+	{ EINVAL, "EINVAL" },
+	{ ENOSPC, "ENOSPC" },
+	{ ENAMETOOLONG, "ENAMETOOLONG" },
+	{ EPROTO, "EPROTO" },
+	{ EBADMSG, "EBADMSG" },
+	{ EMSGSIZE, "EMSGSIZE" },
+	{ EPROTONOSUPPORT, "EPROTONOSUPPORT" },
+	{ ECONNREFUSED, "ECONNREFUSED" },
+	{ EMFILE, "EMFILE" },
+	{ ENFILE, "ENFILE" },
+	{ ESRCH, "ESRCH" },
+};
+
+const char *
+proto_errname(int err)
+{
+	size_t i;
+
+	if (err < 0)
+		err = -err;
+	for (i = 0; i < sizeof(errnames) / sizeof(errnames[0]); i++)
+		if (errnames[i].num == err)
+			return errnames[i].name;
+	return "EIO";
+}
+
+int
+proto_errnum(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name != NULL && i < sizeof(errnames) / sizeof(errnames[0]);
+			i++)
+		if (strcmp(errnames[i].name, name) == 0)
+			return errnames[i].num;
+	return EIO;
+}
+
+const char *
+proto_socket_path(void)
+{
+	const char *p = getenv(PROTO_SOCKET_ENV);
+
+	return p != NULL && *p != '\0' ? p : PROTO_SOCKET_DEFAULT;
+}
+
+int
+proto_connect(const char *path)
+{
+	struct sockaddr_un sun;
+	struct timeval tv = { .tv_sec = 5 };
+	int fd, err;
+
+	if (path == NULL)
+		path = proto_socket_path();
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return seterr(-ECONNREFUSED, "cannot reach shmpoold at '%s': "
+			"the path is longer than %zu bytes", path,
+			sizeof(sun.sun_path) - 1);
+	strcpy(sun.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return seterr(-errno, "socket: %s", strerror(errno));
+	/* A daemon that stops answering must not hang its clients. */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		err = errno;
+		close(fd);
+		return seterr(-ECONNREFUSED, "cannot reach shmpoold at '%s': "
+			"%s (is it running? set " PROTO_SOCKET_ENV " to use "
+			"another socket)", path, strerror(err));
+	}
+	return fd;
+}
+
+int
+proto_call(int sock, const char *req, char *buf, size_t bufsz,
+		struct proto_msg *msg, int *fdp)
+{
+	char line[PROTO_REQ_MAX + 1], err[256];
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cbuf;
+	struct iovec iov;
+	struct msghdr mh;
+	struct cmsghdr *c;
+	const char *bad;
+	ssize_t len;
+	int n, ret;
+
+	if (fdp != NULL)
+		*fdp = -1;
+	n = snprintf(line, sizeof(line), PROTO_MAGIC "%d %s", PROTO_VERSION,
+		req);
+	if (n < 0 || n > PROTO_REQ_MAX)
+		return seterr(-EMSGSIZE, "request longer than %d bytes",
+			PROTO_REQ_MAX);
+	if (send(sock, line, (size_t)n, MSG_NOSIGNAL) != n)
+		return seterr(-ECONNREFUSED, "shmpoold: send: %s",
+			strerror(errno));
+
+	memset(&mh, 0, sizeof(mh));
+	iov.iov_base = buf;
+	iov.iov_len = bufsz - 1;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cbuf.buf;
+	mh.msg_controllen = sizeof(cbuf.buf);
+	do
+		len = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	while (len < 0 && errno == EINTR);
+	if (len < 0)
+		return seterr(-ECONNREFUSED, "shmpoold: no reply: %s",
+			errno == EAGAIN ? "timed out" : strerror(errno));
+	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+		    c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+			size_t i, nfd = (c->cmsg_len - CMSG_LEN(0)) /
+				sizeof(int);
+
+			for (i = 0; i < nfd; i++) {
+				int fd;
+
+				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int),
+					sizeof(int));
+				if (fdp != NULL && *fdp < 0)
+					*fdp = fd;
+				else
+					close(fd);
+			}
+		}
+	}
+	if (len == 0)
+		ret = seterr(-ECONNREFUSED, "shmpoold closed the connection");
+	else if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
+		ret = seterr(-EMSGSIZE, "shmpoold's reply was truncated");
+	else if ((ret = proto_parse(buf, (size_t)len, msg, err, sizeof(err),
+			&bad)) < 0)
+		ret = seterr(ret == -EPROTONOSUPPORT ? ret : -EPROTO,
+			"shmpoold's reply: %s", err);
+	else if (strcmp(msg->verb, "ok") == 0)
+		return 0;
+	else if (strcmp(msg->verb, "error") == 0)
+		ret = seterr(-proto_errnum(msg->code), "%s",
+			msg->text != NULL ? msg->text : msg->code);
+	else
+		ret = seterr(-EPROTO, "shmpoold's reply: unknown status '%s'",
+			msg->verb);
+	if (fdp != NULL && *fdp >= 0) {
+		close(*fdp);
+		*fdp = -1;
+	}
+	return ret;
+}

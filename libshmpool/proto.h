@@ -1,0 +1,83 @@
+/*
+ * proto.h - the control protocol between shmpoold and its clients
+ * (libshmpool's attach, shmpoolctl).  Described in shmpool-protocol(7).
+ *
+ * One request per SOCK_SEQPACKET packet, one reply per packet:
+ *
+ *	shmpool/1 VERB key=value ...
+ *	shmpool/1 ok key=value ...
+ *	shmpool/1 error CODE [field=KEY value=VALUE] msg=TEXT
+ *
+ * Internal: not installed, not exported from libshmpool.so.
+ */
+#ifndef SHMPOOL_PROTO_H
+#define SHMPOOL_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROTO_VERSION		1
+#define PROTO_REQ_MAX		4096		/* bytes in a request */
+#define PROTO_REPLY_MAX		65536		/* bytes in a reply */
+#define PROTO_KEYS_MAX		32		/* key=value pairs in a message */
+#define PROTO_SOCKET_DEFAULT	"/run/shmpool/shmpoold.sock"
+#define PROTO_SOCKET_ENV	"SHMPOOL_SOCKET"
+
+struct proto_kv {
+	const char *key;
+	const char *value;
+};
+
+/* A parsed message; the strings point into the caller's buffer. */
+struct proto_msg {
+	unsigned int version;
+	const char *verb;		/* request verb, or "ok" / "error" */
+	const char *code;		/* error replies: the errno name */
+	const char *text;		/* error replies: msg=, to end of line */
+	const char *rest;		/* lines after the first, or NULL */
+	unsigned int nkv;
+	struct proto_kv kv[PROTO_KEYS_MAX];
+};
+
+/*
+ * Parse the first line of buf (len bytes and room for one more, modified
+ * in place: separators become NULs).  Returns 0, or a negative errno with a message naming the
+ * problem in err (errsz bytes): -EPROTO for malformed text, -EPROTONOSUPPORT
+ * for another version (msg->version is then set), -EINVAL for a repeated
+ * key (*bad_key points at it).
+ */
+int proto_parse(char *buf, size_t len, struct proto_msg *msg,
+		char *err, size_t errsz, const char **bad_key);
+
+/* The value of key, or NULL. */
+const char *proto_get(const struct proto_msg *msg, const char *key);
+
+/* Parse a decimal unsigned number in [min, max]; 0 or -EINVAL. */
+int proto_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/* An errno's name ("EINVAL") and back; unknown names give EIO. */
+const char *proto_errname(int err);
+int proto_errnum(const char *name);
+
+/* The socket path: $SHMPOOL_SOCKET or the default. */
+const char *proto_socket_path(void);
+
+/*
+ * Client side: connect to the daemon at path (NULL: proto_socket_path()).
+ * Returns a socket or -errno (-ECONNREFUSED when nothing serves there, the
+ * detail in shmpool_last_error()).
+ */
+int proto_connect(const char *path);
+
+/*
+ * Send req (a NUL-terminated line without the version) and receive the
+ * reply into buf (bufsz bytes, NUL-terminated), parsed into msg.  When fdp
+ * is not NULL, a descriptor that came with the reply is stored there (or
+ * -1).  Returns 0 for an "ok" reply, the negative errno of an "error"
+ * reply (its text in shmpool_last_error()), or -errno for a transport
+ * failure.
+ */
+int proto_call(int sock, const char *req, char *buf, size_t bufsz,
+		struct proto_msg *msg, int *fdp);
+
+#endif /* SHMPOOL_PROTO_H */
