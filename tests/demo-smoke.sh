@@ -1,8 +1,64 @@
 #!/bin/sh
-# The README's demo, briefly: it must run its workers and end with a whole pool.
+# The README's demo, briefly: a private pool first, then the same workers
+# through a shmpoold of our own (its own socket and folder), driven by
+# shmpoolctl.  Each must run its workers and end with a whole pool.
 set -eu
-out=$("${top_builddir:-.}/examples/shmpool-demo" --workers 2 --seconds 0.2)
+b="${top_builddir:-.}"
+out=$("$b/examples/shmpool-demo" --workers 2 --seconds 0.2)
 printf '%s\n' "$out"
 printf '%s\n' "$out" | grep -q '^pool demo-[0-9]*: size 4096, avail 4096, in use 0,'
 [ "$(printf '%s\n' "$out" | grep -c '^worker [0-9]*: got and put back [1-9][0-9]* objects$')" -eq 2 ]
 [ "$(printf '%s\n' "$out" | tail -n 1)" = ok ]
+
+dir=$(mktemp -d /dev/shm/shmpool-smoke.XXXXXX)
+daemon=
+cleanup() {
+	[ -n "$daemon" ] && kill -KILL "$daemon" 2>/dev/null
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+export SHMPOOL_SOCKET="$dir/sock"
+ctl="$b/shmpoolctl/shmpoolctl"
+
+# No daemon yet: unreachable is exit 3.
+set +e
+"$ctl" list >/dev/null 2>&1; rc=$?
+set -e
+[ $rc -eq 3 ] || { echo "list without a daemon: exit $rc, not 3"; exit 1; }
+
+"$b/shmpoold/shmpoold" -f --hugetlbfs none --shm-dir "$dir" 2>"$dir/log" &
+daemon=$!
+i=0
+until "$ctl" ping >/dev/null 2>&1; do
+	i=$((i + 1))
+	[ $i -lt 100 ] || { echo "shmpoold did not answer within 10 s"; cat "$dir/log"; exit 1; }
+	sleep 0.1
+done
+
+"$ctl" create demo --objects 4096 --object-size 64 --cache 64
+out=$("$b/examples/shmpool-demo" --pool demo --workers 2 --seconds 0.2)
+printf '%s\n' "$out"
+[ "$(printf '%s\n' "$out" | grep -c '^worker [0-9]*: got and put back [1-9][0-9]* objects$')" -eq 2 ]
+[ "$(printf '%s\n' "$out" | tail -n 1)" = ok ]
+info=$("$ctl" info demo)
+printf '%s\n' "$info" | grep -qx 'avail: 4096'
+printf '%s\n' "$info" | grep -qx 'slots-in-use: 0'
+printf '%s\n' "$info" | grep -qx 'memory: shm'
+
+set +e
+"$ctl" create demo --objects 4096 --object-size 64 >/dev/null 2>&1; rc_exists=$?
+"$ctl" create demo --objects 4096 --object-size 64 --if-not-exists >/dev/null; rc_ine=$?
+"$ctl" create bad --objects 0 --object-size 64 >/dev/null 2>&1; rc_usage=$?
+"$ctl" info nosuch >/dev/null 2>&1; rc_nosuch=$?
+set -e
+[ "$rc_exists $rc_ine $rc_usage $rc_nosuch" = "1 0 2 4" ] || {
+	echo "exit codes: $rc_exists $rc_ine $rc_usage $rc_nosuch, not 1 0 2 4"
+	exit 1
+}
+"$ctl" destroy demo
+[ "$("$ctl" list)" = "NAME MEMORY OBJECTS OBJECT-SIZE SLOTS-IN-USE AVAIL" ]
+kill -TERM "$daemon"
+wait "$daemon"
+daemon=
+[ ! -e "$dir/sock" ] && [ ! -e "$dir/shmpool.demo" ]
+echo "daemon demo: ok"

@@ -1,0 +1,551 @@
+/*
+ * main.c - shmpoold: options, configuration, daemonizing, signals and the
+ * event loop.  See shmpoold(8).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/magic.h>
+
+#include "proto.h"
+#include "shmpoold.h"
+
+struct daemon_env denv;
+int epoll_fd = -1;
+
+static int foreground;
+static int use_syslog;
+
+struct opts {
+	const char *socket;
+	const char *config;
+	const char *hugetlbfs;
+	const char *shm_dir;
+	const char *pidfile;
+};
+
+void
+log_msg(int prio, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (use_syslog) {
+		vsyslog(prio, fmt, ap);
+	} else {
+		fputs("shmpoold: ", stderr);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	}
+	va_end(ap);
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: shmpoold [-f|--foreground] [-s|--socket PATH] "
+		"[-c|--config FILE]\n"
+		"                [--hugetlbfs DIR|none] [--shm-dir DIR] "
+		"[-p|--pidfile FILE]\n"
+		"                [-h|--help] [-V|--version]\n");
+}
+
+/* The first hugetlbfs mount in /proc/mounts, or "". */
+static void
+find_hugetlbfs(char *dir, size_t dirsz)
+{
+	char dev[256], mnt[PATH_MAX], type[64];
+	FILE *f = fopen("/proc/mounts", "re");
+
+	dir[0] = '\0';
+	if (f == NULL)
+		return;
+	while (fscanf(f, "%255s %4095s %63s %*[^\n]", dev, mnt, type) == 3) {
+		if (strcmp(type, "hugetlbfs") == 0) {
+			char *s, *d;
+
+			/* Undo /proc/mounts' octal escapes (\040). */
+			for (s = d = mnt; *s != '\0'; d++) {
+				if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3'
+				    && s[2] >= '0' && s[2] <= '7' &&
+				    s[3] >= '0' && s[3] <= '7') {
+					*d = (char)((s[1] - '0') * 64 +
+						(s[2] - '0') * 8 + s[3] - '0');
+					s += 4;
+				} else {
+					*d = *s++;
+				}
+			}
+			*d = '\0';
+			if (strlen(mnt) < dirsz) {
+				memcpy(dir, mnt, strlen(mnt) + 1);
+				break;
+			}
+		}
+	}
+	fclose(f);
+}
+
+/* Merge options, environment, config and defaults into denv. */
+static int
+settle(const struct opts *o, const struct config *c, char *err, size_t errsz)
+{
+	const char *s, *h;
+	struct statfs sfs;
+
+	memset(&denv, 0, sizeof(denv));
+	s = o->socket != NULL ? o->socket : getenv(PROTO_SOCKET_ENV);
+	if (s == NULL || *s == '\0')
+		s = c->socket[0] != '\0' ? c->socket : PROTO_SOCKET_DEFAULT;
+	if (strlen(s) >= sizeof(denv.socket) - 5) {
+		snprintf(err, errsz, "socket path '%s' is too long", s);
+		return -1;
+	}
+	strcpy(denv.socket, s);
+
+	h = o->hugetlbfs != NULL ? o->hugetlbfs :
+		c->hugetlbfs[0] != '\0' ? c->hugetlbfs : NULL;
+	if (h == NULL) {
+		find_hugetlbfs(denv.hugetlbfs, sizeof(denv.hugetlbfs));
+	} else if (strcmp(h, "none") != 0) {
+		if (strlen(h) >= DIR_MAX) {
+			snprintf(err, errsz, "--hugetlbfs: path longer than "
+				"%d bytes", DIR_MAX - 1);
+			return -1;
+		}
+		if (statfs(h, &sfs) < 0 || sfs.f_type != HUGETLBFS_MAGIC) {
+			snprintf(err, errsz, "--hugetlbfs %.256s: not a hugetlbfs "
+				"mount", h);
+			return -1;
+		}
+		memcpy(denv.hugetlbfs, h, strlen(h) + 1);
+	}
+	s = o->shm_dir != NULL ? o->shm_dir :
+		c->shm_dir[0] != '\0' ? c->shm_dir : SHM_DIR_DEFAULT;
+	if (strlen(s) >= DIR_MAX) {
+		snprintf(err, errsz, "--shm-dir: path longer than %d bytes",
+			DIR_MAX - 1);
+		return -1;
+	}
+	memcpy(denv.shm_dir, s, strlen(s) + 1);
+	denv.group = c->group_set ? c->group : getegid();
+	return 0;
+}
+
+static int
+config_lists(const struct config *c, const char *name)
+{
+	struct create_req *r;
+
+	cds_list_for_each_entry(r, &c->pools, node)
+		if (strcmp(r->name, name) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Create the config's pools that do not exist yet; with old (a reload),
+ * only those old did not list: a pool the operator destroyed since is not
+ * made again.
+ */
+static void
+config_pools(const struct config *c, const struct config *old)
+{
+	struct create_req *r, req;
+	const char *field;
+	char err[PATH_MAX + 512];
+
+	cds_list_for_each_entry(r, &c->pools, node) {
+		if (pool_find(r->name) != NULL ||
+		    (old != NULL && config_lists(old, r->name)))
+			continue;
+		req = *r;
+		if (!req.owner_set)
+			req.owner = geteuid();
+		if (!req.group_set)
+			req.group = denv.group;
+		if (pool_create(&req, NULL, &field, err, sizeof(err)) < 0)
+			log_msg(LOG_ERR, "%s:%u: pool '%s' not created: %s",
+				c->file, r->line, r->name, err);
+	}
+}
+
+/* SIGHUP: take the new config (nc) in place of conf. */
+static void
+reload(struct config *conf, struct config *nc)
+{
+	struct config old;
+
+	if (strcmp(nc->socket, conf->socket) != 0 ||
+	    strcmp(nc->hugetlbfs, conf->hugetlbfs) != 0 ||
+	    strcmp(nc->shm_dir, conf->shm_dir) != 0 ||
+	    strcmp(nc->pidfile, conf->pidfile) != 0)
+		log_msg(LOG_WARNING, "SIGHUP: socket, hugetlbfs, shm-dir and "
+			"pidfile changes take effect at the next start");
+	if (nc->group_set)
+		denv.group = nc->group;
+	else if (conf->group_set)
+		denv.group = getegid();
+	config_init(&old);
+	config_move(&old, conf);
+	config_move(conf, nc);
+	config_pools(conf, &old);
+	config_free(&old);
+	log_msg(LOG_INFO, "SIGHUP: %s re-read", conf->file);
+}
+
+static int
+lock_socket(int *lockfd, char *err, size_t errsz)
+{
+	char path[sizeof(denv.socket) + 8], buf[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s.lock", denv.socket);
+	for (;;) {
+		struct stat a, b;
+
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			snprintf(err, errsz, "cannot open %s: %s", path,
+				strerror(errno));
+			return -1;
+		}
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			n = pread(fd, buf, sizeof(buf) - 1, 0);
+			buf[n > 0 ? n : 0] = '\0';
+			buf[strcspn(buf, "\n")] = '\0';
+			snprintf(err, errsz, "another shmpoold (pid %s) is "
+				"serving %s", buf[0] != '\0' ? buf : "unknown",
+				denv.socket);
+			close(fd);
+			return -1;
+		}
+		/* A daemon that was stopping may have removed the file we
+		 * locked: the lock counts only on the file at path. */
+		if (fstat(fd, &a) == 0 && stat(path, &b) == 0 &&
+		    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+			break;
+		close(fd);
+	}
+	n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t)n, 0) != n) {
+		snprintf(err, errsz, "cannot write %s: %s", path,
+			strerror(errno));
+		close(fd);
+		return -1;
+	}
+	*lockfd = fd;
+	return 0;
+}
+
+static void
+mkdir_parent(const char *path)
+{
+	char dir[PATH_MAX], *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash == NULL || slash == dir)
+		return;
+	*slash = '\0';
+	if (mkdir(dir, 0755) < 0 && errno == ENOENT) {
+		mkdir_parent(dir);
+		mkdir(dir, 0755);
+	}
+}
+
+static int
+add_fd(int fd, struct ev_tag *tag)
+{
+	struct epoll_event ev;
+
+	ev.events = EPOLLIN;
+	ev.data.ptr = tag;
+	return epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "hugetlbfs", required_argument, NULL, 'H' },
+		{ "shm-dir", required_argument, NULL, 'D' },
+		{ "pidfile", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ev_tag sig_tag = { EV_SIGNAL, -1, 0 };
+	struct ev_tag timer_tag = { EV_TIMER, -1, 0 };
+	struct itimerspec its = {
+		.it_interval = { 0, SCAN_INTERVAL_MS * 1000000L },
+		.it_value = { 0, SCAN_INTERVAL_MS * 1000000L },
+	};
+	struct opts o = { NULL };
+	struct config conf;
+	const char *pidfile = NULL;
+	char err[1024], lockpath[sizeof(denv.socket) + 8];
+	int opt, ready[2] = { -1, -1 }, lockfd = -1, running = 1;
+	sigset_t mask;
+
+	while ((opt = getopt_long(argc, argv, "fs:c:p:hV", longopts,
+			NULL)) != -1) {
+		switch (opt) {
+		case 'f':
+			foreground = 1;
+			break;
+		case 's':
+			o.socket = optarg;
+			break;
+		case 'c':
+			o.config = optarg;
+			break;
+		case 'H':
+			o.hugetlbfs = optarg;
+			break;
+		case 'D':
+			o.shm_dir = optarg;
+			break;
+		case 'p':
+			o.pidfile = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("shmpoold %s (protocol %d)\n", PACKAGE_VERSION,
+				PROTO_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "shmpoold: unexpected argument '%s'\n",
+			argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	if ((o.socket != NULL && o.socket[0] != '/') ||
+	    (o.shm_dir != NULL && o.shm_dir[0] != '/') ||
+	    (o.pidfile != NULL && o.pidfile[0] != '/') ||
+	    (o.hugetlbfs != NULL && o.hugetlbfs[0] != '/' &&
+	     strcmp(o.hugetlbfs, "none") != 0)) {
+		fprintf(stderr, "shmpoold: paths must be absolute\n");
+		usage(stderr);
+		return 2;
+	}
+
+	config_init(&conf);
+	if (o.config != NULL || access(CONFIG_FILE_DEFAULT, F_OK) == 0) {
+		if (config_load(o.config != NULL ? o.config :
+				CONFIG_FILE_DEFAULT, &conf, err,
+				sizeof(err)) < 0) {
+			fprintf(stderr, "shmpoold: %s\n", err);
+			return 1;
+		}
+	}
+	if (settle(&o, &conf, err, sizeof(err)) < 0) {
+		fprintf(stderr, "shmpoold: %s\n", err);
+		return 1;
+	}
+	pidfile = o.pidfile != NULL ? o.pidfile :
+		conf.pidfile[0] != '\0' ? conf.pidfile :
+		foreground ? NULL : PIDFILE_DEFAULT;
+
+	if (!foreground) {
+		pid_t pid;
+		char c;
+
+		if (pipe2(ready, O_CLOEXEC) < 0) {
+			perror("shmpoold: pipe");
+			return 1;
+		}
+		pid = fork();
+		if (pid < 0) {
+			perror("shmpoold: fork");
+			return 1;
+		}
+		if (pid > 0) {
+			int status;
+
+			/* Return once the daemon serves, or failed. */
+			close(ready[1]);
+			if (read(ready[0], &c, 1) == 1)
+				return 0;
+			waitpid(pid, &status, 0);
+			return 1;
+		}
+		close(ready[0]);
+		setsid();
+	}
+
+	signal(SIGPIPE, SIG_IGN);
+	/* A pidfd per attached process, a descriptor per client. */
+	{
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+		    rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	sig_tag.fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	timer_tag.fd = timerfd_create(CLOCK_MONOTONIC,
+		TFD_NONBLOCK | TFD_CLOEXEC);
+	if (epoll_fd < 0 || sig_tag.fd < 0 || timer_tag.fd < 0 ||
+	    add_fd(sig_tag.fd, &sig_tag) < 0 ||
+	    add_fd(timer_tag.fd, &timer_tag) < 0 ||
+	    timerfd_settime(timer_tag.fd, 0, &its, NULL) < 0) {
+		fprintf(stderr, "shmpoold: event setup: %s\n",
+			strerror(errno));
+		return 1;
+	}
+
+	mkdir_parent(denv.socket);
+	if (lock_socket(&lockfd, err, sizeof(err)) < 0 ||
+	    server_start(denv.socket, epoll_fd, err, sizeof(err)) < 0) {
+		fprintf(stderr, "shmpoold: %s\n", err);
+		return 1;
+	}
+	snprintf(lockpath, sizeof(lockpath), "%s.lock", denv.socket);
+	if (!foreground) {
+		openlog("shmpoold", LOG_PID, LOG_DAEMON);
+		use_syslog = 1;
+	}
+	pools_adopt();
+	config_pools(&conf, NULL);
+	if (pidfile != NULL) {
+		FILE *f;
+
+		mkdir_parent(pidfile);
+		f = fopen(pidfile, "we");
+		if (f == NULL || fprintf(f, "%ld\n", (long)getpid()) < 0 ||
+		    fclose(f) != 0) {
+			fprintf(stderr, "shmpoold: cannot write %s: %s\n",
+				pidfile, strerror(errno));
+			server_stop(denv.socket);
+			unlink(lockpath);
+			return 1;
+		}
+	}
+	log_msg(LOG_INFO, "serving %s (hugetlbfs %s, shm %s)", denv.socket,
+		denv.hugetlbfs[0] != '\0' ? denv.hugetlbfs : "none",
+		denv.shm_dir);
+	if (!foreground) {
+		int null = open("/dev/null", O_RDWR);
+
+		if (write(ready[1], "1", 1) != 1)
+			return 1;
+		close(ready[1]);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+			if (null > 2)
+				close(null);
+		}
+		if (chdir("/") < 0)
+			return 1;
+	}
+
+	while (running) {
+		struct epoll_event evs[32];
+		int i, n;
+
+		n = epoll_wait(epoll_fd, evs, 32, -1);
+		if (n < 0 && errno != EINTR) {
+			log_msg(LOG_ERR, "epoll_wait: %s", strerror(errno));
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			struct ev_tag *t = evs[i].data.ptr;
+			struct signalfd_siginfo si;
+			uint64_t ticks;
+
+			switch (t->kind) {
+			case EV_SIGNAL:
+				if (read(t->fd, &si, sizeof(si)) !=
+						sizeof(si))
+					break;
+				if (si.ssi_signo == SIGHUP) {
+					struct config nc;
+
+					config_init(&nc);
+					if (conf.file[0] == '\0') {
+						log_msg(LOG_INFO, "SIGHUP: no "
+							"config file");
+					} else if (config_load(conf.file, &nc,
+							err, sizeof(err)) < 0) {
+						log_msg(LOG_ERR, "SIGHUP: %s; "
+							"keeping the old "
+							"config", err);
+					} else {
+						reload(&conf, &nc);
+					}
+				} else {
+					running = 0;
+				}
+				break;
+			case EV_TIMER:
+				if (read(t->fd, &ticks, sizeof(ticks)) > 0) {
+					pools_scan();
+					watch_prune();
+					server_tick();
+				}
+				break;
+			case EV_PIDFD:
+				watch_exited(t);
+				break;
+			default:
+				server_event(t, evs[i].events);
+				break;
+			}
+		}
+		watches_reap();
+	}
+
+	log_msg(LOG_INFO, "shutting down%s", conf.destroy_on_exit ?
+		", destroying every pool (destroy-on-exit)" : "");
+	server_stop(denv.socket);
+	if (conf.destroy_on_exit)
+		pools_destroy_all();
+	pools_release();
+	close(sig_tag.fd);
+	close(timer_tag.fd);
+	close(epoll_fd);
+	if (pidfile != NULL)
+		unlink(pidfile);
+	unlink(lockpath);
+	close(lockfd);
+	config_free(&conf);
+	return 0;
+}

@@ -1,0 +1,670 @@
+/*
+ * pools.c - the daemon's pools: create, adopt, destroy, and the slots of
+ * every attached process, watched with a pidfd and reclaimed when it exits.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto.h"
+#include "shmpoold.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open	434
+#endif
+
+CDS_LIST_HEAD(pool_list);
+
+/* One watched process: its pidfd becomes readable when it exits. */
+struct watch {
+	struct ev_tag tag;		/* EV_PIDFD */
+	pid_t pid;
+	uint64_t start_time;
+	struct cds_list_head node;
+};
+static CDS_LIST_HEAD(watch_list);
+/* Watches dropped while the event loop may still hold their events. */
+static CDS_LIST_HEAD(watch_graveyard);
+
+struct pool *
+pool_find(const char *name)
+{
+	struct pool *p;
+
+	cds_list_for_each_entry(p, &pool_list, node)
+		if (strcmp(p->name, name) == 0)
+			return p;
+	return NULL;
+}
+
+static struct watch *
+watch_find(pid_t pid, uint64_t start_time)
+{
+	struct watch *w;
+
+	cds_list_for_each_entry(w, &watch_list, node)
+		if (w->pid == pid && w->start_time == start_time)
+			return w;
+	return NULL;
+}
+
+/*
+ * Watch process pid, which started at start_time (0: unknown).  -ESRCH
+ * when it is gone, or when pid now names another process.
+ */
+static int
+watch_add(pid_t pid, uint64_t start_time)
+{
+	struct epoll_event ev;
+	struct watch *w;
+	uint64_t now_start;
+	int fd;
+
+	if (watch_find(pid, start_time) != NULL)
+		return 0;
+	fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd < 0) {
+		if (errno == ESRCH)
+			return -ESRCH;
+		static int logged;
+		int err = errno;
+
+		if (!logged++)
+			log_msg(LOG_ERR, "pidfd_open(%ld): %s; processes "
+				"cannot be watched", (long)pid, strerror(err));
+		return -err;
+	}
+	/* The pidfd pins the process: if it has the owner's start time
+	 * now, the pidfd is the owner's. */
+	if (seg_proc_start_time(pid, &now_start) < 0 ||
+	    (start_time != 0 && now_start != start_time)) {
+		close(fd);
+		return -ESRCH;
+	}
+	w = calloc(1, sizeof(*w));
+	if (w == NULL) {
+		close(fd);
+		return -ENOMEM;
+	}
+	w->tag.kind = EV_PIDFD;
+	w->tag.fd = fd;
+	w->pid = pid;
+	w->start_time = start_time;
+	ev.events = EPOLLIN;
+	ev.data.ptr = &w->tag;
+	if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		log_msg(LOG_ERR, "epoll_ctl(pidfd): %s", strerror(errno));
+		close(fd);
+		free(w);
+		return -ENOMEM;
+	}
+	cds_list_add(&w->node, &watch_list);
+	return 0;
+}
+
+static void
+watch_del(struct watch *w)
+{
+	epoll_ctl(epoll_fd, EPOLL_CTL_DEL, w->tag.fd, NULL);
+	close(w->tag.fd);
+	w->tag.fd = -1;
+	w->tag.dead = 1;
+	cds_list_del(&w->node);
+	cds_list_add(&w->node, &watch_graveyard);
+}
+
+/* After a batch of events: free the watches dropped during it. */
+void
+watches_reap(void)
+{
+	struct watch *w, *tmp;
+
+	cds_list_for_each_entry_safe(w, tmp, &watch_graveyard, node) {
+		cds_list_del(&w->node);
+		free(w);
+	}
+}
+
+/* Is p's segment still whole?  Someone who may write it could cut it. */
+int
+pool_intact(struct pool *p)
+{
+	struct stat st;
+
+	if (p->broken)
+		return 0;
+	if (fstat(p->fd, &st) < 0 || (uint64_t)st.st_size < p->h->map_size) {
+		p->broken = 1;
+		log_msg(LOG_ERR, "pool '%s': %s was truncated; the daemon no "
+			"longer touches it (destroy it)", p->name, p->path);
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * Take slot i of p back from its dead owner pid: its objects to the ring,
+ * its counts to the retired totals.  What the slot holds came from a
+ * process that may have been killed anywhere, or been malicious: the
+ * cache is checked before a single reference goes to the ring.
+ */
+static int
+reclaim(struct pool *p, uint32_t i, pid_t pid, const char *why)
+{
+	struct seg_slot *s = &p->h->slots[i];
+	struct shmpool_cache *c = &s->cache;
+	uint32_t len, k, unit = p->h->elt_size >> SHMPOOL_REF_SHIFT;
+	uint32_t limit = SHMPOOL_CACHE_FLUSHTHRESH(SHMPOOL_CACHE_MAX_SIZE);
+	int ret;
+
+	if (!pool_intact(p))
+		return -EIO;
+	/* An enqueue must not wait on a process that died in the middle of
+	 * one: try again at a later scan. */
+	if (!ring_prod_idle(&p->h->ring)) {
+		if (!p->stall_logged++)
+			log_msg(LOG_WARNING, "pool '%s': an operation on the "
+				"ring is in progress; slot %u is reclaimed "
+				"when it ends", p->name, i);
+		return -EAGAIN;
+	}
+	p->stall_logged = 0;
+	len = uatomic_read(&c->len);
+	if (len > limit || len > p->h->obj_count)
+		goto bad;
+	for (k = 0; k < len; k++)
+		if (c->objs[k] % unit != 0 ||
+		    c->objs[k] / unit >= p->h->obj_count)
+			goto bad;
+	ret = slot_retire(p->h, s, pid);
+	if (ret == -ENOSPC)
+		log_msg(LOG_ERR, "pool '%s' slot %u: the ring has no room for "
+			"%u cached objects (some object was put twice); the "
+			"slot keeps them", p->name, i, len);
+	else if (ret == 0)
+		log_msg(LOG_INFO, "pool '%s': slot %u of pid %ld reclaimed "
+			"(%s), %u cached objects back in the ring", p->name,
+			i, (long)pid, why, len);
+	return ret;
+bad:
+	log_msg(LOG_ERR, "pool '%s' slot %u of pid %ld: cache length %u or "
+		"an object reference is out of range; its cached objects are "
+		"lost", p->name, i, (long)pid, len);
+	uatomic_set(&c->len, 0);
+	return slot_retire(p->h, s, pid);
+}
+
+/* The slot's owner, if claimed (or being released); 0 if free. */
+static inline pid_t
+slot_owner(const struct seg_slot *s, uint64_t *start_time)
+{
+	uint64_t o = uatomic_read(&s->owner);
+
+	*start_time = 0;
+	if (SLOT_STATE(o) == SEG_SLOT_FREE)
+		return 0;
+	cmm_smp_rmb();
+	*start_time = uatomic_read(&s->start_time);
+	return SLOT_PID(o);
+}
+
+void
+watch_exited(struct ev_tag *tag)
+{
+	struct watch *w = caa_container_of(tag, struct watch, tag);
+	struct pool *p;
+	uint32_t i;
+
+	if (tag->dead)
+		return;
+	cds_list_for_each_entry(p, &pool_list, node) {
+		if (!pool_intact(p))
+			continue;
+		for (i = 0; i < p->h->nb_slots; i++) {
+			uint64_t t;
+
+			if (slot_owner(&p->h->slots[i], &t) == w->pid &&
+			    t == w->start_time)
+				reclaim(p, i, w->pid, "process exited");
+		}
+	}
+	/* A reclaim put off now is done by the scan, which finds the
+	 * owner gone. */
+	watch_del(w);
+}
+
+/* Drop the watches that no slot refers to any more. */
+void
+watch_prune(void)
+{
+	struct watch *w, *tmp;
+	struct pool *p;
+	uint32_t i;
+
+	cds_list_for_each_entry_safe(w, tmp, &watch_list, node) {
+		int used = 0;
+
+		cds_list_for_each_entry(p, &pool_list, node) {
+			if (p->broken)
+				continue;
+			for (i = 0; i < p->h->nb_slots && !used; i++) {
+				uint64_t t;
+
+				used = slot_owner(&p->h->slots[i], &t) ==
+					w->pid && t == w->start_time;
+			}
+			if (used)
+				break;
+		}
+		if (!used)
+			watch_del(w);
+	}
+}
+
+/*
+ * Look at every slot: a claimed slot whose owner is not watched yet (it
+ * claimed without the daemon, or the daemon restarted) gets a watch, or
+ * is reclaimed at once when its owner is gone.
+ */
+void
+pools_scan(void)
+{
+	struct pool *p;
+	uint32_t i;
+
+	cds_list_for_each_entry(p, &pool_list, node) {
+		if (!pool_intact(p))
+			continue;
+		for (i = 0; i < p->h->nb_slots; i++) {
+			uint64_t t = 0;
+			pid_t pid = slot_owner(&p->h->slots[i], &t);
+
+			if (pid == 0)
+				continue;
+			if (pid < 0) {
+				/* Only a corrupted slot has that. */
+				reclaim(p, i, pid, "no owner");
+			} else if (t == 0) {
+				/* The claim is not complete: wait, unless
+				 * the claimer is gone. */
+				if (kill(pid, 0) < 0 && errno == ESRCH)
+					reclaim(p, i, pid, "claimer gone");
+			} else if (watch_find(pid, t) == NULL &&
+				   watch_add(pid, t) == -ESRCH) {
+				reclaim(p, i, pid, "owner gone");
+			}
+		}
+	}
+}
+
+static int
+pool_add(const char *path, const char *name, struct pool **pp)
+{
+	struct pool *p;
+	int ret;
+
+	p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return -ENOMEM;
+	/* Never follow a link: whoever may write the folder could point
+	 * it at any file, which attach would then hand out. */
+	p->fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (p->fd < 0) {
+		ret = seterr(-errno, "cannot open %s: %s", path,
+			strerror(errno));
+		free(p);
+		return ret;
+	}
+	ret = pool_open_fd(p->fd, path, name, &p->h);
+	if (ret < 0) {
+		close(p->fd);
+		free(p);
+		return ret;
+	}
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	snprintf(p->path, sizeof(p->path), "%s", path);
+	cds_list_add_tail(&p->node, &pool_list);
+	if (pp != NULL)
+		*pp = p;
+	return 0;
+}
+
+static void
+pool_free(struct pool *p)
+{
+	cds_list_del(&p->node);
+	pool_close(p->h);
+	close(p->fd);
+	free(p);
+}
+
+/* A segment being built by a process that is gone: remove it. */
+static void
+remove_stale_tmp(const char *dir, const char *file)
+{
+	const char *dot = strrchr(file, '.');
+	char path[PATH_MAX];
+	const char *q;
+	long pid;
+
+	/* ".shmpool-new.NAME.PID.N": PID is the field before the last. */
+	for (q = dot - 1; dot != NULL && q > file && *q != '.'; q--)
+		;
+	if (dot == NULL || q <= file)
+		return;
+	pid = strtol(q + 1, NULL, 10);
+	if (pid <= 0 || pid == (long)getpid() ||
+	    (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
+		return;
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	if (unlink(path) == 0)
+		log_msg(LOG_INFO, "removed %s, left by a creation that did "
+			"not finish", path);
+}
+
+/* Adopt the segments of one folder. */
+static void
+adopt_dir(const char *dir)
+{
+	struct dirent *de;
+	DIR *d;
+
+	if (dir[0] == '\0')
+		return;
+	d = opendir(dir);
+	if (d == NULL) {
+		log_msg(LOG_WARNING, "cannot read %s: %s", dir,
+			strerror(errno));
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		const char *name = de->d_name + strlen("shmpool.");
+		char path[PATH_MAX];
+		int ret;
+
+		if (strncmp(de->d_name, SEG_TMP_PREFIX,
+				strlen(SEG_TMP_PREFIX)) == 0) {
+			remove_stale_tmp(dir, de->d_name);
+			continue;
+		}
+		if (strncmp(de->d_name, "shmpool.", 8) != 0 ||
+		    !shmpool_name_valid(name))
+			continue;
+		if (pool_find(name) != NULL) {
+			log_msg(LOG_WARNING, "%s/%s: pool '%s' is already "
+				"adopted from another folder; ignored", dir,
+				de->d_name, name);
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		ret = pool_add(path, name, NULL);
+		if (ret < 0)
+			log_msg(LOG_WARNING, "%s: not adopted: %s", path,
+				shmpool_last_error()[0] != '\0' ?
+				shmpool_last_error() : strerror(-ret));
+		else
+			log_msg(LOG_INFO, "pool '%s' adopted from %s", name,
+				path);
+	}
+	closedir(d);
+}
+
+int
+pools_adopt(void)
+{
+	adopt_dir(denv.hugetlbfs);
+	adopt_dir(denv.shm_dir);
+	pools_scan();
+	return 0;
+}
+
+static int
+file_exists(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (dir[0] == '\0')
+		return 0;
+	snprintf(path, sizeof(path), "%s/shmpool.%s", dir, name);
+	return lstat(path, &st) == 0;
+}
+
+int
+pool_create(const struct create_req *r, struct pool **pp, const char **field,
+		char *err, size_t errsz)
+{
+	char path[PATH_MAX];
+	int ret, huge = 0;
+	struct pool *p;
+
+	*field = NULL;
+	if (pool_find(r->name) != NULL || file_exists(denv.hugetlbfs, r->name)
+			|| file_exists(denv.shm_dir, r->name)) {
+		*field = "name";
+		snprintf(err, errsz, "pool '%s' already exists", r->name);
+		return -EEXIST;
+	}
+	if (r->policy == SEG_POLICY_REQUIRE && denv.hugetlbfs[0] == '\0') {
+		snprintf(err, errsz, "pool '%s': huge=require, but shmpoold "
+			"has no hugetlbfs mount (see --hugetlbfs)", r->name);
+		return -ENOMEM;
+	}
+	if (r->policy != SEG_POLICY_NEVER && denv.hugetlbfs[0] != '\0') {
+		snprintf(path, sizeof(path), "%s/shmpool.%s", denv.hugetlbfs,
+			r->name);
+		ret = seg_create(path, r->name, &r->params, r->mode, r->owner,
+			r->group);
+		if (ret == 0) {
+			huge = 1;
+		} else if (r->policy == SEG_POLICY_REQUIRE ||
+			   (ret != -ENOSPC && ret != -ENOMEM)) {
+			snprintf(err, errsz, "%s", shmpool_last_error());
+			return ret == -ENOSPC ? -ENOMEM : ret;
+		} else {
+			log_msg(LOG_INFO, "pool '%s': no huge pages (%s); "
+				"using %s", r->name, shmpool_last_error(),
+				denv.shm_dir);
+		}
+	}
+	if (!huge) {
+		snprintf(path, sizeof(path), "%s/shmpool.%s", denv.shm_dir,
+			r->name);
+		ret = seg_create(path, r->name, &r->params, r->mode, r->owner,
+			r->group);
+		if (ret < 0) {
+			snprintf(err, errsz, "%s", shmpool_last_error());
+			return ret == -ENOSPC ? -ENOMEM : ret;
+		}
+	}
+	ret = pool_add(path, r->name, &p);
+	if (ret < 0) {
+		snprintf(err, errsz, "pool '%s': %s", r->name,
+			shmpool_last_error());
+		unlink(path);
+		return ret;
+	}
+	/* Nobody has attached yet: the header may still take the policy. */
+	p->h->hdr->flags |= (uint32_t)r->policy << SEG_FLAG_POLICY_SHIFT;
+	log_msg(LOG_INFO, "pool '%s' created in %s: %u objects of %u bytes, "
+		"cache %u, %u slots", r->name, path, r->params.obj_count,
+		r->params.obj_size, r->params.cache_size, r->params.nb_slots);
+	if (pp != NULL)
+		*pp = p;
+	return 0;
+}
+
+/* Slots claimed by a process that is still there. */
+unsigned int
+pool_live_slots(struct pool *p)
+{
+	unsigned int n = 0;
+	uint32_t i;
+
+	if (!pool_intact(p))
+		return 0;
+	for (i = 0; i < p->h->nb_slots; i++) {
+		uint64_t st = 0, t;
+		pid_t pid = slot_owner(&p->h->slots[i], &st);
+
+		if (pid == 0)
+			continue;
+		if (pid < 0 || (seg_proc_start_time(pid, &t) == 0 &&
+				(st == 0 || t == st)))
+			n++;
+	}
+	return n;
+}
+
+int
+pool_destroy(struct pool *p, int force, char *err, size_t errsz)
+{
+	unsigned int live = pool_live_slots(p);
+
+	if (live > 0 && !force) {
+		snprintf(err, errsz, "pool '%s' has %u attached cache slots; "
+			"force=1 destroys it anyway", p->name, live);
+		return -EBUSY;
+	}
+	if (unlink(p->path) < 0 && errno != ENOENT) {
+		snprintf(err, errsz, "pool '%s': cannot remove %s: %s",
+			p->name, p->path, strerror(errno));
+		return -EIO;
+	}
+	log_msg(LOG_INFO, "pool '%s' destroyed%s", p->name,
+		live > 0 ? " (forced, with attached processes)" : "");
+	pool_free(p);
+	watch_prune();
+	return 0;
+}
+
+void
+pools_destroy_all(void)
+{
+	struct pool *p, *tmp;
+	char err[256];
+
+	cds_list_for_each_entry_safe(p, tmp, &pool_list, node)
+		pool_destroy(p, 1, err, sizeof(err));
+}
+
+/* At exit: unmap every pool (the segments stay) and drop the watches. */
+void
+pools_release(void)
+{
+	struct watch *w, *wtmp;
+	struct pool *p, *tmp;
+
+	cds_list_for_each_entry_safe(p, tmp, &pool_list, node)
+		pool_free(p);
+	cds_list_for_each_entry_safe(w, wtmp, &watch_list, node)
+		watch_del(w);
+}
+
+int
+peer_in_group(const struct peer *who, gid_t gid)
+{
+	unsigned int i;
+
+	if (who->gid == gid)
+		return 1;
+	for (i = 0; i < who->nb_groups; i++)
+		if (who->groups[i] == gid)
+			return 1;
+	return 0;
+}
+
+/* May the peer open p's segment for reading and writing? */
+int
+pool_may_open(const struct pool *p, const struct peer *who)
+{
+	struct stat st;
+	mode_t need;
+
+	if (fstat(p->fd, &st) < 0)
+		return 0;
+	if (who->uid == 0)
+		return 1;
+	if (who->uid == st.st_uid)
+		need = S_IRUSR | S_IWUSR;
+	else if (peer_in_group(who, st.st_gid))
+		need = S_IRGRP | S_IWGRP;
+	else
+		need = S_IROTH | S_IWOTH;
+	return (st.st_mode & need) == need;
+}
+
+int
+pool_attach(struct pool *p, const struct peer *who, unsigned int cache,
+		uint32_t *slotp, char *err, size_t errsz)
+{
+	uint64_t start_time;
+	int ret;
+
+	if (!pool_intact(p)) {
+		snprintf(err, errsz, "pool '%s': its segment was truncated",
+			p->name);
+		return -EIO;
+	}
+	/* The process that connected, not one that took its pid since. */
+	if (seg_proc_start_time(who->pid, &start_time) < 0 ||
+	    start_time != who->start_time) {
+		snprintf(err, errsz, "process %ld is gone", (long)who->pid);
+		return -ESRCH;
+	}
+	ret = watch_add(who->pid, start_time);
+	if (ret < 0) {
+		snprintf(err, errsz, ret == -ESRCH ? "process %ld is gone" :
+			"cannot watch process %ld (out of file descriptors?)",
+			(long)who->pid);
+		return ret == -ESRCH ? -ESRCH : -EMFILE;
+	}
+	ret = slot_claim_for(p->h, cache, who->pid, start_time, slotp);
+	if (ret < 0) {
+		snprintf(err, errsz, "%s", shmpool_last_error());
+		watch_prune();
+		return ret;
+	}
+	return 0;
+}
+
+/* Give back slot of p, just claimed for pid, which did not get it. */
+void
+pool_unclaim(struct pool *p, uint32_t slot, pid_t pid)
+{
+	if (pool_intact(p) && slot < p->h->nb_slots)
+		slot_retire(p->h, &p->h->slots[slot], pid);
+	watch_prune();
+}
+
+unsigned int
+pool_detach(struct pool *p, const struct peer *who)
+{
+	unsigned int n = 0;
+	uint32_t i;
+
+	if (!pool_intact(p))
+		return 0;
+	for (i = 0; i < p->h->nb_slots; i++) {
+		uint64_t t;
+
+		if (slot_owner(&p->h->slots[i], &t) == who->pid &&
+		    t == who->start_time &&
+		    reclaim(p, i, who->pid, "detach requested") == 0)
+			n++;
+	}
+	watch_prune();
+	return n;
+}

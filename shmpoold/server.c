@@ -1,0 +1,764 @@
+/*
+ * server.c - the control socket: one request per packet, checked field by
+ * field, one reply per packet.  See shmpool-protocol(7).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto.h"
+#include "shmpoold.h"
+
+#define CLIENTS_MAX	1024
+#define CLIENTS_PER_UID	32	/* for users other than root */
+#define CLIENT_IDLE_MS	10000	/* a connection without a request */
+#define TEXT_MAX	(PATH_MAX + 512)	/* an error text */
+
+struct client {
+	struct ev_tag tag;		/* EV_CLIENT */
+	struct peer who;
+	uint64_t last_ms;		/* its last request, or its connect */
+	struct cds_list_head node;
+};
+
+static struct ev_tag listen_tag = { EV_LISTEN, -1, 0 };
+static int listen_paused;		/* out of descriptors */
+static CDS_LIST_HEAD(client_list);
+static unsigned int nb_clients;
+
+/* A reply being built. */
+struct reply {
+	char buf[PROTO_REPLY_MAX];
+	size_t len;
+	int fd;				/* sent with it (not closed), or -1 */
+	struct pool *claimed;		/* an attach: its slot, given back */
+	uint32_t slot;			/* if the reply cannot be sent */
+};
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void
+reply_add(struct reply *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void
+reply_add(struct reply *r, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (r->len >= sizeof(r->buf))
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(r->buf + r->len, sizeof(r->buf) - r->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		r->len += (size_t)n;
+	if (r->len >= sizeof(r->buf))
+		r->len = sizeof(r->buf) - 1;
+}
+
+static void
+reply_ok(struct reply *r)
+{
+	r->len = 0;
+	reply_add(r, "shmpool/%d ok", PROTO_VERSION);
+}
+
+/* An error reply; field (and its value) when one field is to blame. */
+static int
+reply_err(struct reply *r, int err, const char *field, const char *value,
+		const char *text)
+{
+	r->len = 0;
+	reply_add(r, "shmpool/%d error %s", PROTO_VERSION,
+		proto_errname(err));
+	if (field != NULL) {
+		reply_add(r, " field=%s", field);
+		if (value != NULL)
+			reply_add(r, " value=%.128s", value);
+	}
+	reply_add(r, " msg=%s", text);
+	return err;
+}
+
+static void
+listen_pause(int pause);
+
+static void
+client_close(struct client *c)
+{
+	epoll_ctl(epoll_fd, EPOLL_CTL_DEL, c->tag.fd, NULL);
+	close(c->tag.fd);
+	cds_list_del(&c->node);
+	free(c->who.groups);
+	free(c);
+	nb_clients--;
+	if (listen_paused)
+		listen_pause(0);
+}
+
+int
+server_start(const char *path, int epfd, char *err, size_t errsz)
+{
+	struct sockaddr_un sun;
+	struct epoll_event ev;
+	int fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		snprintf(err, errsz, "socket path '%s' is longer than %zu "
+			"bytes", path, sizeof(sun.sun_path) - 1);
+		return -1;
+	}
+	strcpy(sun.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errsz, "socket: %s", strerror(errno));
+		return -1;
+	}
+	/* The caller holds the lock: a socket file here is a dead
+	 * daemon's. */
+	unlink(path);
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
+	    chmod(path, 0666) < 0 || listen(fd, 64) < 0) {
+		snprintf(err, errsz, "cannot listen on %s: %s", path,
+			strerror(errno));
+		close(fd);
+		return -1;
+	}
+	listen_tag.fd = fd;
+	ev.events = EPOLLIN;
+	ev.data.ptr = &listen_tag;
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		snprintf(err, errsz, "epoll_ctl: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return 0;
+}
+
+void
+server_stop(const char *path)
+{
+	struct client *c, *tmp;
+
+	cds_list_for_each_entry_safe(c, tmp, &client_list, node)
+		client_close(c);
+	if (listen_tag.fd >= 0) {
+		close(listen_tag.fd);
+		listen_tag.fd = -1;
+		unlink(path);
+	}
+}
+
+static void
+listen_pause(int pause)
+{
+	struct epoll_event ev = { .events = pause ? 0 : EPOLLIN };
+
+	ev.data.ptr = &listen_tag;
+	if (epoll_ctl(epoll_fd, EPOLL_CTL_MOD, listen_tag.fd, &ev) == 0)
+		listen_paused = pause;
+}
+
+/* Called every scan interval: idle clients go, a paused listen resumes. */
+void
+server_tick(void)
+{
+	uint64_t now = now_ms();
+	struct client *c, *tmp;
+
+	cds_list_for_each_entry_safe(c, tmp, &client_list, node)
+		if (now - c->last_ms > CLIENT_IDLE_MS)
+			client_close(c);
+	if (listen_paused && listen_tag.fd >= 0)
+		listen_pause(0);
+}
+
+/* The peer's supplementary groups, however many. */
+static int
+peer_groups(int fd, struct peer *who)
+{
+	socklen_t len = 32 * sizeof(gid_t);
+
+	for (;;) {
+		gid_t *g = malloc(len > 0 ? len : sizeof(gid_t));
+
+		if (g == NULL)
+			return -1;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, g, &len) == 0) {
+			who->groups = g;
+			who->nb_groups = len / sizeof(gid_t);
+			return 0;
+		}
+		free(g);
+		/* ERANGE: len now says how much is needed. */
+		if (errno != ERANGE)
+			return -1;
+	}
+}
+
+static void
+server_accept(void)
+{
+	struct epoll_event ev;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct client *c, *o;
+	unsigned int same_uid = 0;
+	int fd;
+
+	fd = accept4(listen_tag.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0) {
+		if (errno == EMFILE || errno == ENFILE) {
+			/* The connection waits in the backlog; stop asking
+			 * until a descriptor is free or the next tick. */
+			log_msg(LOG_WARNING, "accept: %s; pausing",
+				strerror(errno));
+			listen_pause(1);
+		} else if (errno != EAGAIN && errno != EINTR) {
+			log_msg(LOG_WARNING, "accept: %s", strerror(errno));
+		}
+		return;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		log_msg(LOG_WARNING, "SO_PEERCRED: %s", strerror(errno));
+		close(fd);
+		return;
+	}
+	cds_list_for_each_entry(o, &client_list, node)
+		same_uid += o->who.uid == cred.uid;
+	if (nb_clients >= CLIENTS_MAX ||
+	    (cred.uid != 0 && same_uid >= CLIENTS_PER_UID)) {
+		log_msg(LOG_WARNING, "uid %ld has %u connections (%u in all); "
+			"refusing another", (long)cred.uid, same_uid,
+			nb_clients);
+		close(fd);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		close(fd);
+		return;
+	}
+	c->tag.kind = EV_CLIENT;
+	c->tag.fd = fd;
+	c->who.pid = cred.pid;
+	c->who.uid = cred.uid;
+	c->who.gid = cred.gid;
+	if (peer_groups(fd, &c->who) < 0) {
+		log_msg(LOG_WARNING, "SO_PEERGROUPS: %s", strerror(errno));
+		close(fd);
+		free(c);
+		return;
+	}
+	if (seg_proc_start_time(cred.pid, &c->who.start_time) < 0) {
+		/* Gone already. */
+		close(fd);
+		free(c->who.groups);
+		free(c);
+		return;
+	}
+	c->last_ms = now_ms();
+	ev.events = EPOLLIN;
+	ev.data.ptr = &c->tag;
+	if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		close(fd);
+		free(c->who.groups);
+		free(c);
+		return;
+	}
+	cds_list_add(&c->node, &client_list);
+	nb_clients++;
+}
+
+/* The keys a verb takes; required ones first, then a NULL, then the rest. */
+struct verb {
+	const char *name;
+	int (*fn)(struct client *c, const struct proto_msg *m,
+		struct reply *r);
+	const char *keys[12];
+};
+
+static int
+may_manage(const struct client *c)
+{
+	return c->who.uid == 0 || peer_in_group(&c->who, denv.group);
+}
+
+static struct pool *
+need_pool(const struct proto_msg *m, struct reply *r)
+{
+	const char *name = proto_get(m, "name");
+	struct pool *p;
+	char text[TEXT_MAX];
+
+	if (!shmpool_name_valid(name)) {
+		snprintf(text, sizeof(text), "name: '%.64s' is not 1-%d "
+			"characters of [A-Za-z0-9._-] not starting with '.'",
+			name, SHMPOOL_NAME_MAX);
+		reply_err(r, EINVAL, "name", name, text);
+		return NULL;
+	}
+	p = pool_find(name);
+	if (p == NULL) {
+		snprintf(text, sizeof(text), "no pool '%s'", name);
+		reply_err(r, ENOENT, "name", name, text);
+	}
+	return p;
+}
+
+static int
+do_ping(struct client *c, const struct proto_msg *m, struct reply *r)
+{
+	(void)c;
+	(void)m;
+	reply_ok(r);
+	reply_add(r, " protocol=%d version=%s pid=%ld", PROTO_VERSION,
+		PACKAGE_VERSION, (long)getpid());
+	return 0;
+}
+
+static int
+do_create(struct client *c, const struct proto_msg *m, struct reply *r)
+{
+	struct create_req req;
+	const char *field;
+	struct pool *p;
+	char text[TEXT_MAX];
+	unsigned int i;
+	int ret;
+
+	create_req_init(&req);
+	for (i = 0; i < m->nkv; i++) {
+		ret = create_req_set(&req, m->kv[i].key, m->kv[i].value, text,
+			sizeof(text));
+		if (ret < 0)
+			return reply_err(r, EINVAL, m->kv[i].key,
+				m->kv[i].value, text);
+	}
+	if (create_req_finish(&req, &field, text, sizeof(text)) < 0)
+		return reply_err(r, EINVAL, field, proto_get(m, field), text);
+	if (!may_manage(c)) {
+		snprintf(text, sizeof(text), "uid %ld is neither root nor in "
+			"shmpoold's group %ld: it may not create pools",
+			(long)c->who.uid, (long)denv.group);
+		return reply_err(r, EPERM, NULL, NULL, text);
+	}
+	if (!req.owner_set)
+		req.owner = c->who.uid;
+	else if (c->who.uid != 0 && req.owner != c->who.uid) {
+		snprintf(text, sizeof(text), "owner: only root may create a "
+			"pool for another user");
+		return reply_err(r, EPERM, "owner", proto_get(m, "owner"),
+			text);
+	}
+	if (!req.group_set) {
+		req.group = denv.group;
+	} else if (c->who.uid != 0 && req.group != denv.group &&
+		   !peer_in_group(&c->who, req.group)) {
+		snprintf(text, sizeof(text), "group: only root may give a "
+			"pool to a group it is not in");
+		return reply_err(r, EPERM, "group", proto_get(m, "group"),
+			text);
+	}
+	ret = pool_create(&req, &p, &field, text, sizeof(text));
+	if (ret < 0)
+		return reply_err(r, -ret, field,
+			field != NULL ? proto_get(m, field) : NULL, text);
+	reply_ok(r);
+	reply_add(r, " name=%s path=%s memory=%s page-size=%" PRIu64, p->name,
+		p->path, p->h->hdr->flags & SEG_FLAG_HUGE ? "huge" : "shm",
+		p->h->hdr->page_size);
+	return 0;
+}
+
+static int
+do_destroy(struct client *c, const struct proto_msg *m, struct reply *r)
+{
+	const char *f = proto_get(m, "force");
+	struct pool *p;
+	char text[TEXT_MAX], name[SHMPOOL_NAME_MAX + 1];
+	int force = 0, ret;
+
+	if (f != NULL) {
+		if (strcmp(f, "0") != 0 && strcmp(f, "1") != 0)
+			return reply_err(r, EINVAL, "force", f,
+				"force: not 0 or 1");
+		force = f[0] == '1';
+	}
+	if (!may_manage(c)) {
+		snprintf(text, sizeof(text), "uid %ld is neither root nor in "
+			"shmpoold's group %ld: it may not destroy pools",
+			(long)c->who.uid, (long)denv.group);
+		return reply_err(r, EPERM, NULL, NULL, text);
+	}
+	p = need_pool(m, r);
+	if (p == NULL)
+		return -1;
+	snprintf(name, sizeof(name), "%s", p->name);
+	ret = pool_destroy(p, force, text, sizeof(text));
+	if (ret < 0)
+		return reply_err(r, -ret, ret == -EBUSY ? "name" : NULL,
+			name, text);
+	reply_ok(r);
+	reply_add(r, " name=%s", name);
+	return 0;
+}
+
+static void
+pool_summary(struct reply *r, struct pool *p)
+{
+	struct shmpool_info info;
+	unsigned int avail;
+
+	if (!pool_intact(p)) {
+		reply_add(r, " name=%s broken=yes", p->name);
+		return;
+	}
+	avail = shmpool_avail_count(&p->h->pub);
+	shmpool_info(&p->h->pub, &info);
+	reply_add(r, " name=%s memory=%s objects=%u object-size=%u "
+		"slots-in-use=%u avail=%u", p->name,
+		info.flags & SHMPOOL_INFO_HUGE ? "huge" : "shm",
+		info.obj_count, info.obj_size, info.slots_in_use, avail);
+}
+
+static int
+do_list(struct client *c, const struct proto_msg *m, struct reply *r)
+{
+	unsigned int n = 0;
+	struct pool *p;
+
+	(void)c;
+	(void)m;
+	cds_list_for_each_entry(p, &pool_list, node)
+		n++;
+	reply_ok(r);
+	reply_add(r, " count=%u", n);
+	cds_list_for_each_entry(p, &pool_list, node) {
+		reply_add(r, "\npool");
+		pool_summary(r, p);
+	}
+	if (r->len >= sizeof(r->buf) - 1)
+		return reply_err(r, EMSGSIZE, NULL, NULL,
+			"the list of pools does not fit in one reply");
+	return 0;
+}
+
+static int
+do_info(struct client *c, const struct proto_msg *m, struct reply *r)
+{
+	struct shmpool_info info;
+	char text[TEXT_MAX];
+	unsigned int avail;
+	struct stat st;
+	struct pool *p;
+
+	(void)c;
+	p = need_pool(m, r);
+	if (p == NULL)
+		return -1;
+	if (!pool_intact(p)) {
+		snprintf(text, sizeof(text), "pool '%s': its segment %s was "
+			"truncated; destroy it", p->name, p->path);
+		return reply_err(r, EIO, "name", p->name, text);
+	}
+	shmpool_info(&p->h->pub, &info);
+	avail = shmpool_avail_count(&p->h->pub);
+	if (fstat(p->fd, &st) < 0)
+		memset(&st, 0, sizeof(st));
+	reply_ok(r);
+	reply_add(r, " name=%s path=%s memory=%s page-size=%" PRIu64
+		" segment-size=%" PRIu64 " objects=%u object-size=%u "
+		"element-size=%u cache=%u slots=%u slots-in-use=%u avail=%u "
+		"in-use=%u huge-policy=%s owner=%ld group=%ld mode=0%03o "
+		"created=%" PRIu64, p->name, p->path,
+		info.flags & SHMPOOL_INFO_HUGE ? "huge" : "shm",
+		info.page_size, info.seg_size, info.obj_count, info.obj_size,
+		info.elt_size, info.cache_size, info.nb_slots,
+		info.slots_in_use, avail, info.obj_count - avail,
+		policy_name((int)((p->h->hdr->flags & SEG_FLAG_POLICY_MASK) >>
+			SEG_FLAG_POLICY_SHIFT)),
+		(long)st.st_uid, (long)st.st_gid,
+		(unsigned int)(st.st_mode & 0777), p->h->hdr->create_time);
+	return 0;
+}
+
+static int
+do_attach(struct client *c, const struct proto_msg *m, struct reply *r)
+{
+	const char *cs = proto_get(m, "cache");
+	unsigned int cache;
+	uint32_t slot;
+	struct pool *p;
+	char text[TEXT_MAX];
+	uint64_t v;
+	int ret;
+
+	p = need_pool(m, r);
+	if (p == NULL)
+		return -1;
+	cache = p->h->cache_size;
+	if (cs != NULL) {
+		if (proto_u64(cs, 0, SHMPOOL_CACHE_MAX_SIZE, &v) < 0 ||
+		    SHMPOOL_CACHE_FLUSHTHRESH(v) > p->h->obj_count) {
+			snprintf(text, sizeof(text), "cache: '%.32s' is not a "
+				"number in 0..%u (1.5 times it at most the "
+				"pool's %u objects)", cs,
+				SHMPOOL_CACHE_MAX_SIZE, p->h->obj_count);
+			return reply_err(r, EINVAL, "cache", cs, text);
+		}
+		cache = (unsigned int)v;
+	}
+	if (!pool_may_open(p, &c->who)) {
+		snprintf(text, sizeof(text), "uid %ld may not open pool '%s' "
+			"(%s) for reading and writing", (long)c->who.uid,
+			p->name, p->path);
+		return reply_err(r, EACCES, "name", p->name, text);
+	}
+	ret = pool_attach(p, &c->who, cache, &slot, text, sizeof(text));
+	if (ret < 0)
+		return reply_err(r, -ret, ret == -EBUSY ? "name" : NULL,
+			p->name, text);
+	reply_ok(r);
+	reply_add(r, " name=%s slot=%u", p->name, slot);
+	r->fd = p->fd;
+	r->claimed = p;
+	r->slot = slot;
+	log_msg(LOG_INFO, "pool '%s': slot %u to pid %ld", p->name, slot,
+		(long)c->who.pid);
+	return 0;
+}
+
+static int
+do_detach(struct client *c, const struct proto_msg *m, struct reply *r)
+{
+	struct pool *p;
+	unsigned int n;
+
+	p = need_pool(m, r);
+	if (p == NULL)
+		return -1;
+	n = pool_detach(p, &c->who);
+	reply_ok(r);
+	reply_add(r, " name=%s released=%u", p->name, n);
+	return 0;
+}
+
+static const struct verb verbs[] = {
+	{ "ping", do_ping, { NULL } },
+	{ "create", do_create, { "name", "objects", "object-size", NULL,
+		"cache", "slots", "huge", "owner", "group", "mode", NULL } },
+	{ "destroy", do_destroy, { "name", NULL, "force", NULL } },
+	{ "list", do_list, { NULL } },
+	{ "info", do_info, { "name", NULL } },
+	{ "attach", do_attach, { "name", NULL, "cache", NULL } },
+	{ "detach", do_detach, { "name", NULL } },
+};
+
+static void
+handle(struct client *c, char *buf, size_t len, struct reply *r)
+{
+	const struct verb *v = NULL;
+	struct proto_msg m;
+	const char *bad;
+	char text[TEXT_MAX];
+	unsigned int i, k;
+	int ret, opt;
+
+	ret = proto_parse(buf, len, &m, text, sizeof(text), &bad);
+	if (ret == -EPROTONOSUPPORT) {
+		char value[16];
+
+		snprintf(value, sizeof(value), "%u", m.version);
+		snprintf(text, sizeof(text), "incompatible versions: the peer "
+			"speaks shmpool/%u, this daemon speaks shmpool/%d",
+			m.version, PROTO_VERSION);
+		reply_err(r, EPROTONOSUPPORT, "version", value, text);
+		return;
+	}
+	if (ret == -EINVAL) {
+		reply_err(r, EINVAL, bad, proto_get(&m, bad), text);
+		return;
+	}
+	if (ret < 0) {
+		reply_err(r, EPROTO, NULL, NULL, text);
+		return;
+	}
+	if (m.rest != NULL) {
+		reply_err(r, EPROTO, NULL, NULL,
+			"malformed request: more than one line");
+		return;
+	}
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (strcmp(verbs[i].name, m.verb) == 0)
+			v = &verbs[i];
+	if (v == NULL) {
+		snprintf(text, sizeof(text), "unknown verb '%.64s'", m.verb);
+		reply_err(r, EINVAL, "verb", m.verb, text);
+		return;
+	}
+	if (m.code != NULL || m.text != NULL) {
+		reply_err(r, EINVAL, m.code != NULL ? "verb" : "msg", NULL,
+			"a request has no status and no msg=");
+		return;
+	}
+	for (i = 0; i < m.nkv; i++) {
+		int known = 0;
+
+		for (k = 0, opt = 0; k < 12; k++) {
+			if (v->keys[k] == NULL) {
+				if (opt++)
+					break;
+				continue;
+			}
+			if (strcmp(v->keys[k], m.kv[i].key) == 0)
+				known = 1;
+		}
+		if (!known) {
+			snprintf(text, sizeof(text), "unknown key '%.64s' for "
+				"%s", m.kv[i].key, v->name);
+			reply_err(r, EINVAL, m.kv[i].key, m.kv[i].value, text);
+			return;
+		}
+	}
+	for (k = 0; k < 12 && v->keys[k] != NULL; k++) {
+		if (proto_get(&m, v->keys[k]) == NULL) {
+			snprintf(text, sizeof(text), "%s is required",
+				v->keys[k]);
+			reply_err(r, EINVAL, v->keys[k], NULL, text);
+			return;
+		}
+	}
+	v->fn(c, &m, r);
+}
+
+static void
+client_read(struct client *c)
+{
+	static struct reply r;
+	char buf[PROTO_REQ_MAX + 1];
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cbuf;
+	struct msghdr mh;
+	struct iovec iov;
+	struct cmsghdr *cm;
+	ssize_t len;
+
+	memset(&mh, 0, sizeof(mh));
+	iov.iov_base = buf;
+	iov.iov_len = PROTO_REQ_MAX;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cbuf.buf;
+	mh.msg_controllen = sizeof(cbuf.buf);
+	len = recvmsg(c->tag.fd, &mh, MSG_TRUNC | MSG_CMSG_CLOEXEC);
+	if (len < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (len == 0) {
+		/* An empty packet or the end of the connection: only the
+		 * latter leaves the socket hung up. */
+		struct pollfd pfd = { .fd = c->tag.fd, .events = POLLRDHUP };
+
+		if (poll(&pfd, 1, 0) != 0 &&
+		    (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+			client_close(c);
+			return;
+		}
+	} else if (len < 0) {
+		client_close(c);
+		return;
+	}
+	/* Descriptors a client sends are not wanted. */
+	for (cm = CMSG_FIRSTHDR(&mh); cm != NULL; cm = CMSG_NXTHDR(&mh, cm)) {
+		if (cm->cmsg_level == SOL_SOCKET &&
+		    cm->cmsg_type == SCM_RIGHTS) {
+			size_t i, n = (cm->cmsg_len - CMSG_LEN(0)) /
+				sizeof(int);
+
+			for (i = 0; i < n; i++) {
+				int fd;
+
+				memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int),
+					sizeof(int));
+				close(fd);
+			}
+		}
+	}
+	c->last_ms = now_ms();
+	r.fd = -1;
+	r.claimed = NULL;
+	if (len > PROTO_REQ_MAX || (mh.msg_flags & MSG_TRUNC)) {
+		char text[128];
+
+		snprintf(text, sizeof(text), "request of %zd bytes exceeds "
+			"%d", len, PROTO_REQ_MAX);
+		reply_err(&r, EMSGSIZE, NULL, NULL, text);
+	} else {
+		handle(c, buf, (size_t)len, &r);
+	}
+
+	memset(&mh, 0, sizeof(mh));
+	iov.iov_base = r.buf;
+	iov.iov_len = r.len;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (r.fd >= 0) {
+		mh.msg_control = cbuf.buf;
+		mh.msg_controllen = sizeof(cbuf.buf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &r.fd, sizeof(int));
+	}
+	if (sendmsg(c->tag.fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+		/* A client that does not read its replies is dropped, and
+		 * an attach it did not receive is undone. */
+		log_msg(LOG_WARNING, "reply to pid %ld: %s", (long)c->who.pid,
+			strerror(errno));
+		if (r.claimed != NULL)
+			pool_unclaim(r.claimed, r.slot, c->who.pid);
+		client_close(c);
+	}
+}
+
+void
+server_event(void *tag, uint32_t events)
+{
+	struct ev_tag *t = tag;
+
+	(void)events;
+	if (t->kind == EV_LISTEN) {
+		server_accept();
+	} else if (t->kind == EV_CLIENT) {
+		struct client *c = caa_container_of(t, struct client, tag);
+
+		client_read(c);
+	}
+}

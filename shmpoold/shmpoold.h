@@ -1,0 +1,140 @@
+/*
+ * shmpoold.h - the daemon's modules: configuration, pools, the control
+ * server.  One thread, one epoll loop; nothing here is on a worker's
+ * get/put path.
+ */
+#ifndef SHMPOOLD_H
+#define SHMPOOLD_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <syslog.h>
+#include <urcu/list.h>
+
+#include "shmpool.h"
+#include "segment-internal.h"
+
+#define CONFIG_FILE_DEFAULT	"/etc/shmpool/shmpoold.conf"
+#define SHM_DIR_DEFAULT		"/dev/shm"
+#define PIDFILE_DEFAULT		"/run/shmpool/shmpoold.pid"
+#define CACHE_DEFAULT		256
+#define MODE_DEFAULT		0660
+#define SCAN_INTERVAL_MS	50	/* slots claimed without the daemon */
+
+/* log.c-like helpers in main.c: stderr in the foreground, else syslog. */
+void log_msg(int prio, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* A pool to create, from a request or a config section. */
+struct create_req {
+	char name[SHMPOOL_NAME_MAX + 1];
+	struct shmpool_params params;
+	int cache_set;
+	int policy;			/* SEG_POLICY_* */
+	uid_t owner;
+	int owner_set;
+	gid_t group;
+	int group_set;
+	mode_t mode;
+	unsigned int line;		/* in the config file, or 0 */
+	struct cds_list_head node;
+};
+
+void create_req_init(struct create_req *r);
+/* Set one key; 0, -EINVAL (bad value) or -ENOENT (unknown key). */
+int create_req_set(struct create_req *r, const char *key, const char *value,
+		char *err, size_t errsz);
+/* Defaults and the checks across keys; 0 or -EINVAL, *field names it. */
+int create_req_finish(struct create_req *r, const char **field,
+		char *err, size_t errsz);
+const char *policy_name(int policy);
+
+struct config {
+	char file[PATH_MAX];		/* "" when the embedded defaults */
+	char socket[108];
+	char hugetlbfs[PATH_MAX];	/* "" unset, "none" disabled */
+	char shm_dir[PATH_MAX];
+	char pidfile[PATH_MAX];
+	gid_t group;
+	int group_set;
+	int destroy_on_exit;
+	struct cds_list_head pools;	/* struct create_req */
+};
+
+void config_init(struct config *c);
+/* Load file into c (initialised); 0 or -1 with "FILE:LINE: problem". */
+int config_load(const char *file, struct config *c, char *err, size_t errsz);
+void config_free(struct config *c);
+/* Move src's contents into dst (whose own are freed first by the caller). */
+void config_move(struct config *dst, struct config *src);
+int parse_group(const char *s, gid_t *gid);
+
+/* What the daemon runs with, options and config merged. */
+#define DIR_MAX	1024
+struct daemon_env {
+	char socket[108];
+	char hugetlbfs[DIR_MAX];	/* "" when no huge pages */
+	char shm_dir[DIR_MAX];
+	gid_t group;
+};
+extern struct daemon_env denv;
+
+/* Tags for the epoll loop: the first member of each watched object. */
+enum ev_kind { EV_LISTEN, EV_CLIENT, EV_SIGNAL, EV_TIMER, EV_PIDFD };
+struct ev_tag {
+	enum ev_kind kind;
+	int fd;
+	int dead;			/* dropped; freed after the batch */
+};
+/* pools.c */
+struct pool {
+	struct cds_list_head node;
+	char name[SHMPOOL_NAME_MAX + 1];
+	char path[PATH_MAX];
+	int fd;				/* the segment, sent on attach */
+	struct pool_handle *h;
+	int broken;			/* truncated: not touched any more */
+	unsigned int stall_logged;
+};
+
+/* A client, as SO_PEERCRED and SO_PEERGROUPS saw it when it connected. */
+struct peer {
+	pid_t pid;
+	uint64_t start_time;		/* of pid then, to notice its reuse */
+	uid_t uid;
+	gid_t gid;
+	gid_t *groups;			/* supplementary, malloc'd */
+	unsigned int nb_groups;
+};
+
+int pools_adopt(void);
+struct pool *pool_find(const char *name);
+int pool_create(const struct create_req *r, struct pool **pp,
+		const char **field, char *err, size_t errsz);
+int pool_destroy(struct pool *p, int force, char *err, size_t errsz);
+void pools_destroy_all(void);
+void pools_release(void);
+unsigned int pool_live_slots(struct pool *p);
+int pool_attach(struct pool *p, const struct peer *who, unsigned int cache,
+		uint32_t *slotp, char *err, size_t errsz);
+void pool_unclaim(struct pool *p, uint32_t slot, pid_t pid);
+unsigned int pool_detach(struct pool *p, const struct peer *who);
+int pool_may_open(const struct pool *p, const struct peer *who);
+void pools_scan(void);
+int pool_intact(struct pool *p);
+void watch_prune(void);
+void watch_exited(struct ev_tag *tag);
+void watches_reap(void);
+extern struct cds_list_head pool_list;
+
+/* server.c */
+int server_start(const char *path, int epfd, char *err, size_t errsz);
+void server_stop(const char *path);
+void server_tick(void);
+void server_event(void *tag, uint32_t events);
+
+extern int epoll_fd;
+int peer_in_group(const struct peer *who, gid_t gid);
+
+#endif /* SHMPOOLD_H */

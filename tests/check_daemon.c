@@ -1,0 +1,2182 @@
+/*
+ * check_daemon.c - shmpoold for real.  Each test starts a daemon of its
+ * own in the foreground, on a socket and a shm dir in a folder of its own,
+ * talks the protocol to it raw over SOCK_SEQPACKET, attaches forked
+ * workers through it, kills workers and daemons with SIGKILL, and stops it
+ * with SIGTERM at the end.  The parts that need root (credentials, huge
+ * pages) print SKIP and pass for other users.
+ *
+ * Cleanup when an assertion fails: Check kills the process group of each
+ * test, and every daemon and worker forked here also dies with its parent
+ * (PR_SET_PDEATHSIG); the folders go with the suite's scratch folder.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#define REPLY_MAX	65536		/* bytes in a reply */
+#define REQ_MAX		4096		/* bytes in a request */
+#define START_SECS	5.0		/* until a daemon answers ping */
+#define STOP_SECS	5.0		/* until it exits after SIGTERM */
+#define RECLAIM_SECS	1.0		/* until a dead slot is free */
+#define NOBODY		65534
+
+/* A daemon of a test, and the folder it works in. */
+struct daemon {
+	pid_t pid;
+	char dir[256];		/* --shm-dir; holds everything below */
+	char sock[320];		/* --socket */
+	char conf[320];		/* --config */
+	char err[320];		/* its stderr */
+	char huge[320];		/* --hugetlbfs */
+};
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static const char *
+daemon_bin(void)
+{
+	static char path[512];
+	const char *top = getenv("top_builddir");
+
+	snprintf(path, sizeof(path), "%s/shmpoold/shmpoold",
+		top != NULL && *top != '\0' ? top : ".");
+	return path;
+}
+
+/* The whole of a small file, NUL-terminated, in a static buffer. */
+static const char *
+slurp(const char *path)
+{
+	static char buf[65536];
+	ssize_t n = 0, r;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return buf;
+	while (n < (ssize_t)sizeof(buf) - 1 &&
+	       (r = read(fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
+		n += r;
+	close(fd);
+	buf[n] = '\0';
+	return buf;
+}
+
+static void
+write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
+	ck_assert_int_ge(fputs(text, f), 0);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void
+rm_tree(const char *dir)
+{
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+static int
+exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+/* Die with the parent, so that a failed test leaves nothing running. */
+static void
+die_with_parent(pid_t parent)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(99);
+}
+
+/* Fork a worker that dies with this process and exits with fn's value. */
+static pid_t
+fork_worker(int (*fn)(void *), void *arg)
+{
+	pid_t parent = getpid(), pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		die_with_parent(parent);
+		_exit(fn(arg));
+	}
+	return pid;
+}
+
+/*
+ * Wait for pid to end within secs; 1 and its status if it did, else 0
+ * (and then it is killed and reaped).
+ */
+static int
+wait_exit(pid_t pid, double secs, int *status)
+{
+	double deadline = now() + secs;
+
+	for (;;) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+
+		if (r == pid)
+			return 1;
+		ck_assert_msg(r == 0, "waitpid %d: %s", (int)pid,
+			strerror(errno));
+		if (now() > deadline) {
+			kill(pid, SIGKILL);
+			waitpid(pid, status, 0);
+			return 0;
+		}
+		usleep(1000);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* The protocol, raw. */
+
+static int
+conn_open(const char *sock)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = 5 };
+	int fd, err;
+
+	ck_assert_uint_lt(strlen(sock), sizeof(sun.sun_path));
+	strcpy(sun.sun_path, sock);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	ck_assert_msg(fd >= 0, "socket: %s", strerror(errno));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		err = errno;
+		close(fd);
+		return -err;
+	}
+	return fd;
+}
+
+/*
+ * Send one packet of len bytes and receive one reply into reply (size
+ * bytes, NUL-terminated, one trailing newline dropped).  Descriptors that
+ * come with it are closed.  Returns the reply's length, 0 when the daemon
+ * closed the connection, or -errno.
+ */
+static ssize_t
+conn_call(int fd, const void *req, size_t len, char *reply, size_t size)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+	} cbuf;
+	struct iovec iov = { .iov_base = reply, .iov_len = size - 1 };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf.buf, .msg_controllen = sizeof(cbuf.buf),
+	};
+	struct cmsghdr *c;
+	ssize_t n;
+
+	reply[0] = '\0';
+	if (send(fd, req, len, MSG_NOSIGNAL) != (ssize_t)len)
+		return -errno;
+	do
+		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			size_t i, nfd = (c->cmsg_len - CMSG_LEN(0)) /
+				sizeof(int);
+
+			for (i = 0; i < nfd; i++) {
+				int rfd;
+
+				memcpy(&rfd, CMSG_DATA(c) + i * sizeof(int),
+					sizeof(int));
+				close(rfd);
+			}
+		}
+	}
+	ck_assert_msg(!(mh.msg_flags & MSG_TRUNC), "reply truncated");
+	if (n > 0 && reply[n - 1] == '\n')
+		n--;
+	reply[n] = '\0';
+	return n;
+}
+
+/* Replies stay valid for the next few requests. */
+static char *
+reply_buf(void)
+{
+	static char bufs[4][REPLY_MAX + 1];
+	static unsigned int next;
+
+	return bufs[next++ % 4];
+}
+
+/* One packet of raw bytes on a connection of its own; the reply. */
+static const char *
+ask_raw(const struct daemon *d, const void *req, size_t len)
+{
+	char *reply = reply_buf();
+	int fd = conn_open(d->sock);
+	ssize_t n;
+
+	ck_assert_msg(fd >= 0, "connect %s: %s", d->sock, strerror(-fd));
+	n = conn_call(fd, req, len, reply, REPLY_MAX + 1);
+	close(fd);
+	ck_assert_msg(n > 0, "request '%.*s': %s", (int)(len < 80 ? len : 80),
+		(const char *)req, n == 0 ? "connection closed, no reply" :
+		strerror((int)-n));
+	return reply;
+}
+
+/* "shmpool/1 " and the formatted request; the reply. */
+static const char *
+ask(const struct daemon *d, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static const char *
+ask(const struct daemon *d, const char *fmt, ...)
+{
+	char req[REQ_MAX + 1];
+	va_list ap;
+	int n = snprintf(req, sizeof(req), "shmpool/1 ");
+
+	va_start(ap, fmt);
+	n += vsnprintf(req + n, sizeof(req) - (size_t)n, fmt, ap);
+	va_end(ap);
+	ck_assert_int_le(n, REQ_MAX);
+	return ask_raw(d, req, (size_t)n);
+}
+
+#define ck_assert_prefix(r, prefix) do {				\
+	const char *r_ = (r), *p_ = (prefix);				\
+	ck_assert_msg(strncmp(r_, p_, strlen(p_)) == 0,		\
+		"reply '%s' does not start with '%s'", r_, p_);		\
+} while (0)
+
+/*
+ * The value of key in the first line of a reply (msg= runs to the end of
+ * the line), in a static buffer; NULL when absent.
+ */
+static const char *
+rv(const char *reply, const char *key)
+{
+	static char vals[4][REPLY_MAX + 1];
+	static unsigned int next;
+	const char *p = reply, *end = strchr(reply, '\n'), *tok;
+	size_t klen = strlen(key);
+	char *val = vals[next++ % 4];
+
+	if (end == NULL)
+		end = reply + strlen(reply);
+	while (p < end) {
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		tok = p;
+		if (strncmp(tok, "msg=", 4) == 0)
+			p = end;
+		else
+			while (p < end && *p != ' ' && *p != '\t')
+				p++;
+		if ((size_t)(p - tok) > klen && tok[klen] == '=' &&
+		    strncmp(tok, key, klen) == 0) {
+			size_t vlen = (size_t)(p - tok) - klen - 1;
+
+			memcpy(val, tok + klen + 1, vlen);
+			val[vlen] = '\0';
+			return val;
+		}
+		if (strncmp(tok, "msg=", 4) == 0)
+			break;
+	}
+	return NULL;
+}
+
+/* A key's value must be this string. */
+#define ck_assert_kv(reply, key, want) do {				\
+	const char *v_ = rv((reply), (key));				\
+	ck_assert_msg(v_ != NULL && strcmp(v_, (want)) == 0,		\
+		"reply '%s': %s is %s, expected '%s'", (reply), (key),	\
+		v_ != NULL ? v_ : "missing", (want));			\
+} while (0)
+
+/* A key's value must be this number. */
+#define ck_assert_kv_u(reply, key, want) do {				\
+	char w_[32];							\
+	snprintf(w_, sizeof(w_), "%llu", (unsigned long long)(want));	\
+	ck_assert_kv((reply), (key), w_);				\
+} while (0)
+
+/* ------------------------------------------------------------------ */
+/* Daemons. */
+
+/* A fresh folder for a test's daemon, with an empty config. */
+static void
+d_init(struct daemon *d, const char *name)
+{
+	memset(d, 0, sizeof(*d));
+	d->pid = -1;
+	snprintf(d->dir, sizeof(d->dir), "%s/%s", tu_dir(), name);
+	ck_assert_msg(mkdir(d->dir, 0755) == 0, "mkdir %s: %s", d->dir,
+		strerror(errno));
+	ck_assert_int_eq(chmod(d->dir, 0755), 0);
+	snprintf(d->sock, sizeof(d->sock), "%s/sock", d->dir);
+	snprintf(d->conf, sizeof(d->conf), "%s/shmpoold.conf", d->dir);
+	snprintf(d->err, sizeof(d->err), "%s/stderr", d->dir);
+	snprintf(d->huge, sizeof(d->huge), "none");
+	write_file(d->conf, "# no pools\n");
+	/* The library and the workers find this daemon. */
+	ck_assert_int_eq(setenv("SHMPOOL_SOCKET", d->sock, 1), 0);
+}
+
+/* Run shmpoold with args (NULL-terminated), stderr appended to err. */
+static pid_t
+spawn(const char *err, const char *const *args)
+{
+	const char *argv[32];
+	pid_t parent = getpid(), pid;
+	int i;
+
+	argv[0] = daemon_bin();
+	for (i = 0; args[i] != NULL && i < 30; i++)
+		argv[i + 1] = args[i];
+	argv[i + 1] = NULL;
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = open(err, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+			0644);
+		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		die_with_parent(parent);
+		if (fd < 0 || null < 0 || dup2(fd, 2) < 0 || dup2(null, 0) < 0)
+			_exit(126);
+		execv(argv[0], (char *const *)argv);
+		dprintf(2, "exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	return pid;
+}
+
+static pid_t
+d_spawn(const struct daemon *d)
+{
+	const char *args[] = {
+		"-f", "--socket", d->sock, "--shm-dir", d->dir,
+		"--hugetlbfs", d->huge, "--config", d->conf, NULL
+	};
+
+	return spawn(d->err, args);
+}
+
+/* Poll with ping until the daemon answers; it must not exit meanwhile. */
+static void
+d_wait_ready(const struct daemon *d)
+{
+	double deadline = now() + START_SECS;
+	char reply[REPLY_MAX + 1];
+	int status;
+
+	for (;;) {
+		int fd = conn_open(d->sock);
+		ssize_t n = -1;
+
+		if (fd >= 0) {
+			n = conn_call(fd, "shmpool/1 ping", 14, reply,
+				sizeof(reply));
+			close(fd);
+		}
+		if (n > 0 && strncmp(reply, "shmpool/1 ok ", 13) == 0)
+			break;
+		ck_assert_msg(waitpid(d->pid, &status, WNOHANG) == 0,
+			"shmpoold exited (status 0x%x) before serving; "
+			"stderr:\n%s", status, slurp(d->err));
+		ck_assert_msg(now() < deadline, "shmpoold is not serving %s "
+			"after %.0f s (last reply '%s'); stderr:\n%s", d->sock,
+			START_SECS, n > 0 ? reply : "", slurp(d->err));
+		usleep(2000);
+	}
+	ck_assert_kv(reply, "protocol", "1");
+	ck_assert_kv(reply, "version", PACKAGE_VERSION);
+	ck_assert_kv_u(reply, "pid", d->pid);
+}
+
+static void
+d_start(struct daemon *d)
+{
+	d->pid = d_spawn(d);
+	d_wait_ready(d);
+}
+
+/* SIGTERM: it exits 0 and takes its socket and lock file with it. */
+static void
+d_stop(struct daemon *d)
+{
+	char lock[340];
+	int status;
+
+	ck_assert_int_eq(kill(d->pid, SIGTERM), 0);
+	ck_assert_msg(wait_exit(d->pid, STOP_SECS, &status),
+		"shmpoold still running %.0f s after SIGTERM", STOP_SECS);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		"shmpoold ended with status 0x%x after SIGTERM; stderr:\n%s",
+		status, slurp(d->err));
+	d->pid = -1;
+	snprintf(lock, sizeof(lock), "%s.lock", d->sock);
+	ck_assert_msg(!exists(d->sock), "socket %s left behind", d->sock);
+	ck_assert_msg(!exists(lock), "lock file %s left behind", lock);
+}
+
+static void
+d_finish(struct daemon *d)
+{
+	d_stop(d);
+	rm_tree(d->dir);
+}
+
+/* Start shmpoold with args; it must exit with code within 5 s. */
+static const char *
+start_fails(const char *err, const char *const *args, int code)
+{
+	pid_t pid;
+	int status, fd;
+
+	fd = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	pid = spawn(err, args);
+	ck_assert_msg(wait_exit(pid, START_SECS, &status),
+		"shmpoold %s %s ...: still running after %.0f s", args[0],
+		args[1] ? args[1] : "", START_SECS);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == code,
+		"shmpoold %s %s ...: status 0x%x, expected exit %d; "
+		"stderr:\n%s", args[0], args[1] ? args[1] : "", status, code,
+		slurp(err));
+	return slurp(err);
+}
+
+/* ------------------------------------------------------------------ */
+/* Pools and counters. */
+
+static struct shmpool *
+attach_cache(const char *name, unsigned int cache)
+{
+	struct shmpool_attach_opts o = {
+		.flags = SHMPOOL_ATTACH_CACHE_SIZE,
+		.cache_size = cache,
+	};
+	struct shmpool *pool = NULL;
+	int ret = shmpool_attach(name, &o, &pool);
+
+	ck_assert_msg(ret == 0, "attach %s: %s (%s)", name,
+		shmpool_strerror(ret), shmpool_last_error());
+	return pool;
+}
+
+static unsigned int
+slots_in_use(const struct shmpool *pool)
+{
+	struct shmpool_info info;
+
+	ck_assert_int_eq(shmpool_info(pool, &info), 0);
+	return info.slots_in_use;
+}
+
+static struct shmpool_stats
+stats_add(struct shmpool_stats a, const struct shmpool_stats *b, int times)
+{
+	uint64_t *pa = (uint64_t *)&a;
+	const uint64_t *pb = (const uint64_t *)b;
+	size_t i;
+
+	for (i = 0; i < sizeof(a) / sizeof(uint64_t); i++)
+		pa[i] += pb[i] * (uint64_t)times;
+	return a;
+}
+
+#define CHECK_FIELD(st, e, f, what)					\
+	ck_assert_msg((st).f == (SHMPOOL_STATS ? (e).f : 0),		\
+		"%s: %s is %llu, expected %llu", what, #f,		\
+		(unsigned long long)(st).f,				\
+		(unsigned long long)(SHMPOOL_STATS ? (e).f : 0))
+
+/* Counters of slot (or SHMPOOL_STATS_*) must be e (0 without stats). */
+static void
+check_stats(const struct shmpool *pool, int slot,
+		const struct shmpool_stats *e, const char *what)
+{
+	struct shmpool_stats st;
+
+	ck_assert_int_eq(shmpool_stats_read(pool, slot, &st), 0);
+	CHECK_FIELD(st, *e, put_bulk, what);
+	CHECK_FIELD(st, *e, put_objs, what);
+	CHECK_FIELD(st, *e, put_common_pool_bulk, what);
+	CHECK_FIELD(st, *e, put_common_pool_objs, what);
+	CHECK_FIELD(st, *e, get_common_pool_bulk, what);
+	CHECK_FIELD(st, *e, get_common_pool_objs, what);
+	CHECK_FIELD(st, *e, get_success_bulk, what);
+	CHECK_FIELD(st, *e, get_success_objs, what);
+	CHECK_FIELD(st, *e, get_fail_bulk, what);
+	CHECK_FIELD(st, *e, get_fail_objs, what);
+}
+
+/* Every object is in the ring: a cacheless attachment gets them all. */
+static void
+check_all_in_ring(struct shmpool *pool, unsigned int count)
+{
+	static void *objs[4096];
+
+	ck_assert_uint_le(count, 4096);
+	ck_assert_uint_eq(shmpool_default_cache(pool)->size, 0);
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, count), 0);
+	ck_assert_int_eq(shmpool_put_bulk(pool, objs, count), 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* 1. Create, three workers through the daemon, their counts add up. */
+
+static const struct shmpool_stats script_counts = {
+	.put_bulk = 6, .put_objs = 177,
+	.put_common_pool_bulk = 3, .put_common_pool_objs = 170,
+	.get_common_pool_bulk = 3, .get_common_pool_objs = 190,
+	.get_success_bulk = 5, .get_success_objs = 177,
+	.get_fail_bulk = 1, .get_fail_objs = 1024,
+};
+
+/*
+ * Pool of 1024, default cache 32 (flush threshold 48).  The counts are
+ * script_counts whatever the other workers do meanwhile: none of them
+ * ever holds more than 148 objects.
+ */
+static int
+script_worker(void *arg)
+{
+	static void *objs[100 + 1024];
+	struct shmpool *pool;
+
+	(void)arg;
+	if (shmpool_attach("p", NULL, &pool) != 0)
+		return 10;
+	if (shmpool_default_cache(pool)->size != 32)
+		return 11;
+	/* Miss: refill 32 + 16 = 48 from the ring; len 32. */
+	if (shmpool_get_bulk(pool, objs, 16) != 0)
+		return 12;
+	/* Hits: len 48, 47, 48, 8, 48. */
+	if (shmpool_put_bulk(pool, objs, 16) != 0 ||
+	    shmpool_get(pool, objs) != 0 ||
+	    shmpool_put(pool, objs[0]) != 0 ||
+	    shmpool_get_bulk(pool, objs, 40) != 0 ||
+	    shmpool_put_bulk(pool, objs, 40) != 0)
+		return 13;
+	/* 100 > 32: straight from the ring. */
+	if (shmpool_get_bulk(pool, objs, 100) != 0)
+		return 14;
+	/* The ring and this cache have fewer than 1024: fails, counted. */
+	if (shmpool_get_bulk(pool, objs + 100, 1024) != -ENOENT)
+		return 15;
+	/* 48 + 10 > 48: flush 48, keep 10; then 90 > 48: to the ring. */
+	if (shmpool_put_bulk(pool, objs, 10) != 0 ||
+	    shmpool_put_bulk(pool, objs + 10, 90) != 0)
+		return 16;
+	/* Miss with 10: refill 32 + 20 - 10 = 42; len 32. */
+	if (shmpool_get_bulk(pool, objs, 20) != 0 ||
+	    shmpool_default_cache(pool)->len != 32)
+		return 17;
+	/* 32 + 20 > 48: flush 32, keep 20 (flushed by detach, uncounted). */
+	if (shmpool_put_bulk(pool, objs, 20) != 0 ||
+	    shmpool_default_cache(pool)->len != 20)
+		return 18;
+	return shmpool_detach(pool) == 0 ? 0 : 19;
+}
+
+START_TEST(test_create_and_workers)
+{
+	struct shmpool_stats total = stats_add((struct shmpool_stats){ 0 },
+		&script_counts, 3);
+	char path[320], req[64], reply[REPLY_MAX + 1];
+	struct shmpool *pool;
+	const char *r;
+	pid_t pids[3];
+	struct stat st;
+	struct daemon d;
+	int i, fd;
+
+	d_init(&d, "create");
+	d_start(&d);
+	r = ask(&d, "create name=p objects=1024 object-size=64 cache=32");
+	ck_assert_prefix(r, "shmpool/1 ok name=p ");
+	snprintf(path, sizeof(path), "%s/shmpool.p", d.dir);
+	ck_assert_kv(r, "path", path);
+	ck_assert_kv(r, "memory", "shm");
+	ck_assert_kv_u(r, "page-size", sysconf(_SC_PAGESIZE));
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0660);
+
+	r = ask(&d, "info name=p");
+	ck_assert_prefix(r, "shmpool/1 ok name=p ");
+	ck_assert_kv(r, "path", path);
+	ck_assert_kv(r, "memory", "shm");
+	ck_assert_kv_u(r, "objects", 1024);
+	ck_assert_kv_u(r, "object-size", 64);
+	ck_assert_kv_u(r, "element-size", 64);
+	ck_assert_kv_u(r, "cache", 32);
+	ck_assert_kv_u(r, "slots", 64);
+	ck_assert_kv_u(r, "slots-in-use", 0);
+	ck_assert_kv_u(r, "avail", 1024);
+	ck_assert_kv_u(r, "in-use", 0);
+	ck_assert_kv(r, "huge-policy", "prefer");
+	ck_assert_kv_u(r, "owner", getuid());
+	ck_assert_kv_u(r, "group", getegid());
+	ck_assert_kv(r, "mode", "0660");
+
+	for (i = 0; i < 3; i++)
+		pids[i] = fork_worker(script_worker, NULL);
+	tu_wait_children(pids, 3, 10);
+
+	/* Everyone detached: the slots are free, every object is back. */
+	r = ask(&d, "info name=p");
+	ck_assert_kv_u(r, "slots-in-use", 0);
+	ck_assert_kv_u(r, "avail", 1024);
+	ck_assert_kv_u(r, "in-use", 0);
+
+	pool = attach_cache("p", 0);
+	ck_assert_uint_eq(slots_in_use(pool), 1);
+	ck_assert_uint_eq(shmpool_avail_count(pool), 1024);
+	ck_assert_uint_eq(shmpool_in_use_count(pool), 0);
+	check_stats(pool, SHMPOOL_STATS_ALL, &total, "all");
+	check_stats(pool, SHMPOOL_STATS_RETIRED, &total, "retired");
+	check_all_in_ring(pool, 1024);
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+
+	/* Several exchanges on one connection; tabs and a newline too. */
+	fd = conn_open(d.sock);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_gt(conn_call(fd, "shmpool/1\tping\n", 15, reply,
+		sizeof(reply)), 0);
+	ck_assert_prefix(reply, "shmpool/1 ok ");
+	ck_assert_int_gt(conn_call(fd, "shmpool/1 list", 14, reply,
+		sizeof(reply)), 0);
+	ck_assert_str_eq(reply, "shmpool/1 ok count=1\n"
+		"pool name=p memory=shm objects=1024 object-size=64 "
+		"slots-in-use=0 avail=1024");
+	snprintf(req, sizeof(req), "shmpool/1  info \tname=p");
+	ck_assert_int_gt(conn_call(fd, req, strlen(req), reply,
+		sizeof(reply)), 0);
+	ck_assert_prefix(reply, "shmpool/1 ok name=p ");
+	ck_assert_kv_u(reply, "slots-in-use", 0);
+	ck_assert_kv_u(reply, "avail", 1024);
+	ck_assert_kv_u(reply, "in-use", 0);
+	close(fd);
+
+	d_finish(&d);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* 2. kill -9 of a worker with a full cache: reclaimed within 1 s. */
+
+/* What the killed worker counted: a get of 48 (> 32) from the ring, a put
+ * of 48 into its cache (at its flush threshold, 48). */
+static const struct shmpool_stats full_counts = {
+	.put_bulk = 1, .put_objs = 48,
+	.get_common_pool_bulk = 1, .get_common_pool_objs = 48,
+	.get_success_bulk = 1, .get_success_objs = 48,
+};
+
+/* The survivor: a get of 10 (refill 42), a put of 4; later a put of 6. */
+static const struct shmpool_stats survivor_counts = {
+	.put_bulk = 1, .put_objs = 4,
+	.get_common_pool_bulk = 1, .get_common_pool_objs = 42,
+	.get_success_bulk = 1, .get_success_objs = 10,
+};
+
+static const struct shmpool_stats survivor_final = {
+	.put_bulk = 2, .put_objs = 10,
+	.get_common_pool_bulk = 1, .get_common_pool_objs = 42,
+	.get_success_bulk = 1, .get_success_objs = 10,
+};
+
+struct pipes {
+	int ready[2];		/* worker -> parent: its slot */
+	int go[2];		/* parent -> worker */
+};
+
+static void
+pipes_open(struct pipes *p)
+{
+	ck_assert_int_eq(pipe2(p->ready, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(p->go, O_CLOEXEC), 0);
+}
+
+/* In the worker: say ready with the slot, wait for go (or forever). */
+static int
+report_and_wait(struct pipes *p, struct shmpool *pool)
+{
+	int slot = shmpool_cache_slot(shmpool_default_cache(pool));
+	char c;
+
+	close(p->ready[0]);
+	close(p->go[1]);
+	if (write(p->ready[1], &slot, sizeof(slot)) != sizeof(slot))
+		return -1;
+	return read(p->go[0], &c, 1) == 1 ? 0 : -1;
+}
+
+/* In the parent: the worker's slot, once it is ready. */
+static int
+await_ready(struct pipes *p)
+{
+	int slot = -1;
+
+	ck_assert_int_eq(read(p->ready[0], &slot, sizeof(slot)),
+		sizeof(slot));
+	return slot;
+}
+
+static int
+full_cache_worker(void *arg)
+{
+	struct pipes *p = arg;
+	struct shmpool *pool;
+	void *objs[48];
+
+	if (shmpool_attach("k", &(struct shmpool_attach_opts){
+			.flags = SHMPOOL_ATTACH_CACHE_SIZE, .cache_size = 32 },
+			&pool) != 0)
+		return 10;
+	if (shmpool_get_bulk(pool, objs, 48) != 0 ||
+	    shmpool_put_bulk(pool, objs, 48) != 0 ||
+	    shmpool_default_cache(pool)->len != 48)
+		return 11;
+	/* Killed while waiting here. */
+	report_and_wait(p, pool);
+	return 12;
+}
+
+static int
+survivor_worker(void *arg)
+{
+	struct pipes *p = arg;
+	struct shmpool *pool;
+	void *objs[10];
+
+	if (shmpool_attach("k", NULL, &pool) != 0)
+		return 10;
+	/* 6 in hand, 36 in the cache. */
+	if (shmpool_get_bulk(pool, objs, 10) != 0 ||
+	    shmpool_put_bulk(pool, objs + 6, 4) != 0 ||
+	    shmpool_default_cache(pool)->len != 36)
+		return 11;
+	if (report_and_wait(p, pool) != 0)
+		return 12;
+	if (shmpool_put_bulk(pool, objs, 6) != 0)
+		return 13;
+	return shmpool_detach(pool) == 0 ? 0 : 14;
+}
+
+START_TEST(test_kill_worker)
+{
+	struct pipes pf, ps;
+	struct shmpool_stats st, both;
+	struct shmpool *pool;
+	struct daemon d;
+	pid_t full, surv;
+	int slot_full, slot_surv, status;
+	double t0, dt;
+	const char *r;
+
+	d_init(&d, "killworker");
+	d_start(&d);
+	ck_assert_prefix(ask(&d, "create name=k objects=1024 object-size=64 "
+		"cache=32"), "shmpool/1 ok name=k ");
+
+	pipes_open(&pf);
+	pipes_open(&ps);
+	full = fork_worker(full_cache_worker, &pf);
+	surv = fork_worker(survivor_worker, &ps);
+	close(pf.ready[1]);
+	close(pf.go[0]);
+	close(ps.ready[1]);
+	close(ps.go[0]);
+	slot_full = await_ready(&pf);
+	slot_surv = await_ready(&ps);
+	ck_assert_int_ne(slot_full, slot_surv);
+
+	pool = attach_cache("k", 0);
+	ck_assert_uint_eq(slots_in_use(pool), 3);
+	/* Objects in caches are available; the survivor holds 6. */
+	ck_assert_uint_eq(shmpool_avail_count(pool), 1024 - 6);
+	check_stats(pool, slot_full, &full_counts, "doomed slot");
+	check_stats(pool, slot_surv, &survivor_counts, "survivor slot");
+	check_stats(pool, SHMPOOL_STATS_RETIRED, &(struct shmpool_stats){ 0 },
+		"retired before the kill");
+	r = ask(&d, "info name=k");
+	ck_assert_kv_u(r, "slots-in-use", 3);
+	ck_assert_kv_u(r, "avail", 1024 - 6);
+	ck_assert_kv_u(r, "in-use", 6);
+
+	t0 = now();
+	ck_assert_int_eq(kill(full, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(full, &status, 0), full);
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	while (slots_in_use(pool) != 2) {
+		ck_assert_msg(now() - t0 < RECLAIM_SECS, "the killed worker's "
+			"slot %d is still claimed after %.0f s (%u in use)",
+			slot_full, RECLAIM_SECS, slots_in_use(pool));
+		usleep(1000);
+	}
+	dt = now() - t0;
+	printf("kill -9 of a worker: slot reclaimed in %.1f ms\n", dt * 1e3);
+	ck_assert_double_lt(dt, RECLAIM_SECS);
+
+	/* Its counts are retired unchanged, its cache is back. */
+	ck_assert_int_eq(shmpool_stats_read(pool, slot_full, &st), -ENOENT);
+	check_stats(pool, SHMPOOL_STATS_RETIRED, &full_counts, "retired");
+	both = stats_add(full_counts, &survivor_counts, 1);
+	check_stats(pool, SHMPOOL_STATS_ALL, &both, "all");
+	check_stats(pool, slot_surv, &survivor_counts, "survivor slot");
+	ck_assert_uint_eq(shmpool_avail_count(pool), 1024 - 6);
+	r = ask(&d, "info name=k");
+	ck_assert_kv_u(r, "slots-in-use", 2);
+	ck_assert_kv_u(r, "avail", 1024 - 6);
+	ck_assert_kv_u(r, "in-use", 6);
+
+	/* The survivor puts its 6 back and detaches. */
+	ck_assert_int_eq(write(ps.go[1], "g", 1), 1);
+	tu_wait_children(&surv, 1, 5);
+	ck_assert_uint_eq(slots_in_use(pool), 1);
+	both = stats_add(full_counts, &survivor_final, 1);
+	check_stats(pool, SHMPOOL_STATS_RETIRED, &both, "retired at the end");
+	check_stats(pool, SHMPOOL_STATS_ALL, &both, "all at the end");
+	ck_assert_uint_eq(shmpool_avail_count(pool), 1024);
+	check_all_in_ring(pool, 1024);
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+	r = ask(&d, "info name=k");
+	ck_assert_kv_u(r, "slots-in-use", 0);
+	ck_assert_kv_u(r, "avail", 1024);
+	close(pf.go[1]);
+	close(ps.go[1]);
+	d_finish(&d);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* 3. kill -9 of the daemon: workers go on; a new daemon reclaims. */
+
+#define RUN_ON		20000	/* iterations each without a daemon */
+
+struct run {
+	uint32_t park;			/* parent: stop and park */
+	uint32_t release;		/* parent: detach and exit */
+	struct {
+		uint64_t iters;
+		uint64_t got, put;	/* objects */
+		uint64_t fails;
+		uint32_t parked;
+		int32_t slot;
+	} w[2];
+};
+
+#define LOAD(x)		__atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#define STORE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
+
+static struct run *run;
+
+static int
+loop_worker(void *arg)
+{
+	int id = (int)(intptr_t)arg;
+	uint64_t seed = 0x9e3779b97f4a7c15ULL * (uint64_t)(id + 1);
+	struct shmpool *pool;
+	void *objs[40];
+	unsigned int n;
+
+	if (shmpool_attach("w", NULL, &pool) != 0)
+		return 100;
+	STORE(run->w[id].slot, shmpool_cache_slot(shmpool_default_cache(pool)));
+	while (!LOAD(run->park)) {
+		n = 1 + tu_rand(&seed) % 40;
+		if (shmpool_get_bulk(pool, objs, n) != 0) {
+			STORE(run->w[id].fails, run->w[id].fails + 1);
+		} else {
+			STORE(run->w[id].got, run->w[id].got + n);
+			if (shmpool_put_bulk(pool, objs, n) != 0)
+				STORE(run->w[id].fails, run->w[id].fails + 1);
+			else
+				STORE(run->w[id].put, run->w[id].put + n);
+		}
+		STORE(run->w[id].iters, run->w[id].iters + 1);
+	}
+	/* Parked holding nothing in hand, some objects in the cache. */
+	STORE(run->w[id].parked, 1);
+	while (!LOAD(run->release))
+		usleep(1000);
+	if (shmpool_detach(pool) != 0)
+		run->w[id].fails++;
+	return run->w[id].fails > 255 ? 255 : (int)run->w[id].fails;
+}
+
+/* Both workers reach at least iters iterations. */
+static void
+await_iters(uint64_t iters0, uint64_t iters1, double secs)
+{
+	double deadline = now() + secs;
+
+	while (LOAD(run->w[0].iters) < iters0 ||
+	       LOAD(run->w[1].iters) < iters1) {
+		ck_assert_msg(now() < deadline, "workers stuck at %llu and "
+			"%llu iterations",
+			(unsigned long long)LOAD(run->w[0].iters),
+			(unsigned long long)LOAD(run->w[1].iters));
+		usleep(1000);
+	}
+}
+
+START_TEST(test_kill_daemon)
+{
+	struct shmpool_stats e = { 0 };
+	struct shmpool *pool = NULL;
+	struct daemon d;
+	pid_t pids[2];
+	double deadline;
+	int i, status;
+	const char *r;
+
+	run = mmap(NULL, sizeof(*run), PROT_READ | PROT_WRITE,
+		MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(run, MAP_FAILED);
+	memset(run, 0, sizeof(*run));
+
+	d_init(&d, "killdaemon");
+	d_start(&d);
+	ck_assert_prefix(ask(&d, "create name=w objects=1024 object-size=64 "
+		"cache=32"), "shmpool/1 ok name=w ");
+	for (i = 0; i < 2; i++)
+		pids[i] = fork_worker(loop_worker, (void *)(intptr_t)i);
+	await_iters(1000, 1000, 5);
+	ck_assert_kv_u(ask(&d, "info name=w"), "slots-in-use", 2);
+
+	/* The daemon dies; the data path does not need it. */
+	ck_assert_int_eq(kill(d.pid, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(d.pid, &status, 0), d.pid);
+	ck_assert(WIFSIGNALED(status));
+	ck_assert_int_eq(shmpool_attach("w", NULL, &pool), -ECONNREFUSED);
+	await_iters(LOAD(run->w[0].iters) + RUN_ON,
+		LOAD(run->w[1].iters) + RUN_ON, 10);
+	STORE(run->park, 1);
+	deadline = now() + 5;
+	while (!LOAD(run->w[0].parked) || !LOAD(run->w[1].parked)) {
+		ck_assert_msg(now() < deadline, "workers do not park");
+		usleep(1000);
+	}
+	ck_assert_uint_eq(LOAD(run->w[0].fails), 0);
+	ck_assert_uint_eq(LOAD(run->w[1].fails), 0);
+
+	/* Worker 1 dies too, with objects in its cache and none in hand. */
+	ck_assert_int_eq(kill(pids[1], SIGKILL), 0);
+	ck_assert_int_eq(waitpid(pids[1], &status, 0), pids[1]);
+
+	/* A new daemon on the same socket and dirs reclaims its slot. */
+	d_start(&d);
+	deadline = now() + RECLAIM_SECS;
+	for (;;) {
+		r = ask(&d, "info name=w");
+		ck_assert_prefix(r, "shmpool/1 ok name=w ");
+		if (strcmp(rv(r, "slots-in-use") ?: "", "1") == 0)
+			break;
+		ck_assert_msg(now() < deadline, "the dead worker's slot is "
+			"not reclaimed after restart: '%s'", r);
+		usleep(1000);
+	}
+	ck_assert_kv_u(r, "avail", 1024);
+	ck_assert_kv_u(r, "in-use", 0);
+
+	/* The freed slot is the first free one: this attachment may get it,
+	 * with counters from zero. */
+	pool = attach_cache("w", 0);
+	ck_assert_uint_eq(slots_in_use(pool), 2);
+	if (shmpool_cache_slot(shmpool_default_cache(pool)) == run->w[1].slot)
+		check_stats(pool, run->w[1].slot, &e, "reused slot");
+	else
+		ck_assert_int_eq(shmpool_stats_read(pool, run->w[1].slot, &e),
+			-ENOENT);
+	e = (struct shmpool_stats){ 0 };
+	e.get_success_objs = run->w[1].got;
+	e.put_objs = run->w[1].put;
+	{
+		struct shmpool_stats st;
+
+		ck_assert_int_eq(shmpool_stats_read(pool,
+			SHMPOOL_STATS_RETIRED, &st), 0);
+		CHECK_FIELD(st, e, get_success_objs, "retired");
+		CHECK_FIELD(st, e, put_objs, "retired");
+		CHECK_FIELD(st, e, get_fail_bulk, "retired");
+		ck_assert_uint_eq(st.get_success_bulk, st.put_bulk);
+		ck_assert_uint_eq(st.get_success_bulk,
+			SHMPOOL_STATS ? run->w[1].iters : 0);
+	}
+	r = ask(&d, "info name=w");
+	ck_assert_kv_u(r, "slots-in-use", 2);
+
+	/* The other worker detaches and exits 0: no call ever failed. */
+	STORE(run->release, 1);
+	tu_wait_children(pids, 1, 5);
+	ck_assert_uint_eq(slots_in_use(pool), 1);
+	ck_assert_uint_eq(shmpool_avail_count(pool), 1024);
+	{
+		struct shmpool_stats st;
+
+		e.get_success_objs = run->w[0].got + run->w[1].got;
+		e.put_objs = run->w[0].put + run->w[1].put;
+		ck_assert_int_eq(shmpool_stats_read(pool, SHMPOOL_STATS_ALL,
+			&st), 0);
+		CHECK_FIELD(st, e, get_success_objs, "all");
+		CHECK_FIELD(st, e, put_objs, "all");
+		CHECK_FIELD(st, e, get_fail_bulk, "all");
+	}
+	check_all_in_ring(pool, 1024);
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+	r = ask(&d, "info name=w");
+	ck_assert_kv_u(r, "slots-in-use", 0);
+	ck_assert_kv_u(r, "avail", 1024);
+	d_finish(&d);
+	munmap(run, sizeof(*run));
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* 4. Bad requests: the right error each, and the daemon goes on. */
+
+struct bad_field {
+	const char *req;
+	const char *prefix;	/* of the whole reply */
+};
+
+static const struct bad_field bad_fields[] = {
+	{ "create name=.bad objects=10 object-size=64",
+	  "shmpool/1 error EINVAL field=name value=.bad msg=" },
+	{ "create name=" "0123456789012345678901234567890123456789"
+	  "012345678901234567890123 objects=10 object-size=64",
+	  "shmpool/1 error EINVAL field=name value=" "0123456789012345678901"
+	  "234567890123456789012345678901234567890123 msg=" },
+	{ "create name=a/b objects=10 object-size=64",
+	  "shmpool/1 error EINVAL field=name value=a/b msg=" },
+	{ "create name=b objects=0 object-size=64",
+	  "shmpool/1 error EINVAL field=objects value=0 msg=" },
+	{ "create name=b objects=x object-size=64",
+	  "shmpool/1 error EINVAL field=objects value=x msg=" },
+	{ "create name=b objects=-1 object-size=64",
+	  "shmpool/1 error EINVAL field=objects value=-1 msg=" },
+	{ "create name=b objects=0x10 object-size=64",
+	  "shmpool/1 error EINVAL field=objects value=0x10 msg=" },
+	{ "create name=b objects=1073741825 object-size=64",
+	  "shmpool/1 error EINVAL field=objects value=1073741825 msg=" },
+	{ "create name=b objects=10 object-size=0",
+	  "shmpool/1 error EINVAL field=object-size value=0 msg=" },
+	{ "create name=b objects=10 object-size=1048577",
+	  "shmpool/1 error EINVAL field=object-size value=1048577 msg=" },
+	{ "create name=b objects=10000 object-size=64 cache=4097",
+	  "shmpool/1 error EINVAL field=cache value=4097 msg=" },
+	{ "create name=b objects=90 object-size=64 cache=61",
+	  "shmpool/1 error EINVAL field=cache value=61 msg=" },
+	{ "create name=b objects=10 object-size=64 slots=0",
+	  "shmpool/1 error EINVAL field=slots value=0 msg=" },
+	{ "create name=b objects=10 object-size=64 slots=1025",
+	  "shmpool/1 error EINVAL field=slots value=1025 msg=" },
+	{ "create name=b objects=10 object-size=64 huge=sometimes",
+	  "shmpool/1 error EINVAL field=huge value=sometimes msg=" },
+	{ "create name=b objects=10 object-size=64 mode=0999",
+	  "shmpool/1 error EINVAL field=mode value=0999 msg=" },
+	{ "create name=b objects=10 object-size=64 mode=01777",
+	  "shmpool/1 error EINVAL field=mode value=01777 msg=" },
+	{ "create name=b objects=10 object-size=64 owner=no-such-user-xyz",
+	  "shmpool/1 error EINVAL field=owner value=no-such-user-xyz msg=" },
+	{ "create name=b objects=10 object-size=64 group=no-such-group-xyz",
+	  "shmpool/1 error EINVAL field=group value=no-such-group-xyz msg=" },
+	{ "create name=b objects=10 object-size=64 colour=red",
+	  "shmpool/1 error EINVAL field=colour value=red "
+	  "msg=unknown key 'colour' for create" },
+	{ "info name=b colour=red",
+	  "shmpool/1 error EINVAL field=colour value=red "
+	  "msg=unknown key 'colour' for info" },
+	{ "create objects=10 object-size=64",
+	  "shmpool/1 error EINVAL field=name msg=name is required" },
+	{ "create name=b object-size=64",
+	  "shmpool/1 error EINVAL field=objects msg=objects is required" },
+	{ "create name=b objects=10",
+	  "shmpool/1 error EINVAL field=object-size "
+	  "msg=object-size is required" },
+	{ "info", "shmpool/1 error EINVAL field=name msg=name is required" },
+	{ "destroy", "shmpool/1 error EINVAL field=name msg=name is required" },
+	{ "attach", "shmpool/1 error EINVAL field=name msg=name is required" },
+	{ "frobnicate name=b",
+	  "shmpool/1 error EINVAL field=verb value=frobnicate msg=" },
+	{ "info name=nosuchpool", "shmpool/1 error ENOENT " },
+	{ "destroy name=nosuchpool", "shmpool/1 error ENOENT " },
+	{ "attach name=nosuchpool", "shmpool/1 error ENOENT " },
+	{ "info name", "shmpool/1 error EPROTO msg=" },
+	{ "info name=", "shmpool/1 error EPROTO msg=" },
+	{ "info name=a=b", "shmpool/1 error EPROTO msg=" },
+	{ "", "shmpool/1 error EPROTO msg=" },
+};
+
+/* The daemon still answers, and is still running. */
+static void
+check_alive(const struct daemon *d, const char *after)
+{
+	const char *r = ask(d, "ping");
+
+	ck_assert_msg(strncmp(r, "shmpool/1 ok ", 13) == 0,
+		"after %s: ping answered '%s'", after, r);
+	ck_assert_int_eq(waitpid(d->pid, NULL, WNOHANG), 0);
+}
+
+/* The error code, the 3rd token of an error reply. */
+static void
+check_error(const char *r, const char *code, const char *what)
+{
+	char prefix[64];
+
+	snprintf(prefix, sizeof(prefix), "shmpool/1 error %s ", code);
+	ck_assert_msg(strncmp(r, prefix, strlen(prefix)) == 0,
+		"%s: reply '%s', expected '%s...'", what, r, prefix);
+	ck_assert_msg(strstr(r, " msg=") != NULL, "%s: no msg= in '%s'",
+		what, r);
+}
+
+START_TEST(test_bad_requests)
+{
+	char big[REQ_MAX + 1024], reply[REPLY_MAX + 1];
+	uint64_t seed = 0x853c49e6748fea9bULL;
+	struct daemon d;
+	const char *r;
+	size_t i;
+	int fd, idle;
+
+	d_init(&d, "bad");
+	d_start(&d);
+
+	/* A peer that connects and stays idle blocks no one. */
+	idle = conn_open(d.sock);
+	ck_assert_int_ge(idle, 0);
+
+	for (i = 0; i < sizeof(bad_fields) / sizeof(bad_fields[0]); i++) {
+		r = ask(&d, "%s", bad_fields[i].req);
+		ck_assert_msg(strncmp(r, bad_fields[i].prefix,
+			strlen(bad_fields[i].prefix)) == 0,
+			"'%s': reply '%s', expected '%s...'",
+			bad_fields[i].req, r, bad_fields[i].prefix);
+		check_alive(&d, bad_fields[i].req);
+	}
+
+	/* Random bytes. */
+	for (i = 0; i < 256; i++)
+		big[i] = (char)(tu_rand(&seed) & 0xff);
+	big[0] = '\x01';
+	check_error(ask_raw(&d, big, 256), "EPROTO", "random bytes");
+	check_alive(&d, "random bytes");
+
+	/* A NUL byte, a control byte, in an otherwise good request. */
+	check_error(ask_raw(&d, "shmpool/1 ping\0xx", 17), "EPROTO", "NUL");
+	check_alive(&d, "a NUL byte");
+	check_error(ask_raw(&d, "shmpool/1 info name=p\x7f", 22), "EPROTO",
+		"DEL");
+	check_error(ask_raw(&d, "shmpool/1 info name=\xe9t\xe9", 23),
+		"EPROTO", "Latin-1");
+	check_alive(&d, "a non-ASCII byte");
+
+	/* Not the protocol. */
+	check_error(ask_raw(&d, "hello", 5), "EPROTO", "hello");
+	check_error(ask_raw(&d, "GET / HTTP/1.0\r\n\r\n", 18), "EPROTO",
+		"HTTP");
+	check_error(ask_raw(&d, "shmpool/x ping", 14), "EPROTO", "shmpool/x");
+	check_error(ask_raw(&d, "shmpool/ ping", 13), "EPROTO", "shmpool/");
+	check_error(ask_raw(&d, "shmpool/1", 9), "EPROTO", "no verb");
+	check_alive(&d, "non-protocol text");
+
+	/* 4096 bytes is the largest request; one more is too many. */
+	memset(big, ' ', sizeof(big));
+	memcpy(big, "shmpool/1 ping", 14);
+	ck_assert_prefix(ask_raw(&d, big, REQ_MAX), "shmpool/1 ok ");
+	r = ask_raw(&d, big, REQ_MAX + 1);
+	ck_assert_msg(strcmp(r, "shmpool/1 error EMSGSIZE msg=request of "
+		"4097 bytes exceeds 4096") == 0 ||
+		strcmp(r, "shmpool/1 error EMSGSIZE msg=request of more than "
+		"4096 bytes exceeds 4096") == 0, "4097 bytes: '%s'", r);
+	r = ask_raw(&d, big, 5000);
+	ck_assert_msg(strcmp(r, "shmpool/1 error EMSGSIZE msg=request of "
+		"5000 bytes exceeds 4096") == 0 ||
+		strcmp(r, "shmpool/1 error EMSGSIZE msg=request of more than "
+		"4096 bytes exceeds 4096") == 0, "5000 bytes: '%s'", r);
+	check_alive(&d, "5000 bytes");
+
+	/* A bad request leaves the connection usable. */
+	fd = conn_open(d.sock);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_gt(conn_call(fd, "shmpool/1 frob", 14, reply,
+		sizeof(reply)), 0);
+	check_error(reply, "EINVAL", "frob");
+	ck_assert_int_gt(conn_call(fd, "shmpool/1 ping", 14, reply,
+		sizeof(reply)), 0);
+	ck_assert_prefix(reply, "shmpool/1 ok ");
+	close(fd);
+
+	/* A peer that connects and closes without a word. */
+	fd = conn_open(d.sock);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	check_alive(&d, "a silent peer");
+
+	/* Half a request, then gone before the reply (EPIPE for it). */
+	fd = conn_open(d.sock);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(send(fd, "shmpool/1 create name=half obj", 30,
+		MSG_NOSIGNAL), 30);
+	close(fd);
+	check_alive(&d, "half a request");
+	/* A whole bad one, then gone. */
+	fd = conn_open(d.sock);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(send(fd, "shmpool/1 create name=half objects=0 "
+		"object-size=1", 50, MSG_NOSIGNAL), 50);
+	shutdown(fd, SHUT_RDWR);
+	close(fd);
+	check_alive(&d, "a peer that left");
+
+	/* The idle peer is still served. */
+	ck_assert_int_gt(conn_call(idle, "shmpool/1 ping", 14, reply,
+		sizeof(reply)), 0);
+	ck_assert_prefix(reply, "shmpool/1 ok ");
+	close(idle);
+
+	/* Nothing was created. */
+	ck_assert_str_eq(ask(&d, "list"), "shmpool/1 ok count=0");
+	{
+		DIR *dir = opendir(d.dir);
+		struct dirent *e;
+
+		ck_assert_ptr_nonnull(dir);
+		while ((e = readdir(dir)) != NULL)
+			ck_assert_msg(strncmp(e->d_name, "shmpool.", 8) != 0,
+				"%s/%s was created", d.dir, e->d_name);
+		closedir(dir);
+	}
+	d_finish(&d);
+}
+END_TEST
+
+/* Another version of the protocol: EPROTONOSUPPORT, in words. */
+START_TEST(test_other_version)
+{
+	struct daemon d;
+	const char *r;
+
+	d_init(&d, "version");
+	d_start(&d);
+	r = ask_raw(&d, "shmpool/10 list", 15);
+	ck_assert_prefix(r, "shmpool/1 error EPROTONOSUPPORT field=version "
+		"value=10 msg=incompatible versions");
+	r = ask_raw(&d, "shmpool/2 ping", 14);
+	ck_assert_str_eq(r, "shmpool/1 error EPROTONOSUPPORT field=version "
+		"value=2 msg=incompatible versions: the peer speaks "
+		"shmpool/2, this daemon speaks shmpool/1");
+	check_alive(&d, "shmpool/2");
+	d_finish(&d);
+}
+END_TEST
+
+/*
+ * An empty packet is a request too (malformed), not the end of the
+ * connection: EPROTO, on a connection that stays usable.
+ */
+START_TEST(test_empty_packet)
+{
+	char reply[REPLY_MAX + 1];
+	struct daemon d;
+	ssize_t n;
+	int fd;
+
+	d_init(&d, "empty");
+	d_start(&d);
+	fd = conn_open(d.sock);
+	ck_assert_int_ge(fd, 0);
+	n = conn_call(fd, "", 0, reply, sizeof(reply));
+	ck_assert_msg(n > 0, "empty packet: %s", n == 0 ? "the daemon closed "
+		"the connection without a reply" : strerror((int)-n));
+	check_error(reply, "EPROTO", "empty packet");
+	ck_assert_int_gt(conn_call(fd, "shmpool/1 ping", 14, reply,
+		sizeof(reply)), 0);
+	ck_assert_prefix(reply, "shmpool/1 ok ");
+	close(fd);
+	check_alive(&d, "an empty packet");
+	d_finish(&d);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* 5. Credentials: nobody may not create or destroy, nor attach to a 0660
+ * pool of root's. */
+
+static const char *nobody_sock;
+
+static int
+nobody_worker(void *arg)
+{
+	int *out = arg;
+	char reply[REPLY_MAX + 1];
+	static const char *const reqs[] = {
+		"shmpool/1 ping",
+		"shmpool/1 create name=nob objects=10 object-size=64",
+		"shmpool/1 destroy name=e",
+		"shmpool/1 destroy name=e force=1",
+	};
+	struct shmpool *pool;
+	size_t i;
+	int fd, ret;
+
+	if (setgroups(0, NULL) != 0 || setgid(NOBODY) != 0 ||
+	    setuid(NOBODY) != 0 || getuid() != NOBODY)
+		return 10;
+	/* Dropping root cleared the parent-death signal. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	for (i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
+		fd = conn_open(nobody_sock);
+		if (fd < 0) {
+			dprintf(out[1], "connect: %s\n", strerror(-fd));
+			return 11;
+		}
+		if (conn_call(fd, reqs[i], strlen(reqs[i]), reply,
+				sizeof(reply)) <= 0)
+			snprintf(reply, sizeof(reply), "no reply");
+		close(fd);
+		dprintf(out[1], "%s\n", reply);
+	}
+	ret = shmpool_attach("e", NULL, &pool);
+	dprintf(out[1], "attach %d\n", ret);
+	return 0;
+}
+
+START_TEST(test_credentials)
+{
+	char buf[8192], *line[8], *save = NULL;
+	struct daemon d;
+	ssize_t n, len = 0;
+	int out[2], i = 0;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		printf("SKIP: credentials test needs root\n");
+		return;
+	}
+	d_init(&d, "creds");
+	ck_assert_int_eq(chmod(tu_dir(), 0755), 0);
+	d_start(&d);
+	ck_assert_prefix(ask(&d, "create name=e objects=10 object-size=64"),
+		"shmpool/1 ok name=e ");
+	ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+	nobody_sock = d.sock;
+	pid = fork_worker(nobody_worker, out);
+	close(out[1]);
+	while ((n = read(out[0], buf + len, sizeof(buf) - 1 - (size_t)len)) > 0)
+		len += n;
+	buf[len] = '\0';
+	close(out[0]);
+	tu_wait_children(&pid, 1, 5);
+
+	for (line[i] = strtok_r(buf, "\n", &save); line[i] != NULL && i < 7;
+			line[++i] = strtok_r(NULL, "\n", &save))
+		;
+	ck_assert_int_eq(i, 5);
+	ck_assert_prefix(line[0], "shmpool/1 ok ");
+	check_error(line[1], "EPERM", "create by nobody");
+	check_error(line[2], "EPERM", "destroy by nobody");
+	check_error(line[3], "EPERM", "forced destroy by nobody");
+	ck_assert_msg(strcmp(line[4], "attach -13") == 0,
+		"attach by nobody to a 0660 pool of root's: %s, expected "
+		"-EACCES", line[4]);
+
+	/* Nothing changed. */
+	ck_assert_prefix(ask(&d, "info name=e"), "shmpool/1 ok name=e ");
+	check_error(ask(&d, "info name=nob"), "ENOENT", "info nob");
+	ck_assert_kv_u(ask(&d, "info name=e"), "slots-in-use", 0);
+	d_finish(&d);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* 6. Huge pages (root: reserved and mounted by the fixture). */
+
+#define NR_HUGEPAGES	"/proc/sys/vm/nr_hugepages"
+#define RESERVE		4
+
+static char huge_mnt[256];
+static long huge_old_nr = -1;
+static uint64_t huge_size;
+static const char *huge_skip = "not set up";
+
+static long
+read_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (f != NULL) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static int
+write_long(const char *path, long v)
+{
+	FILE *f = fopen(path, "w");
+	int ok;
+
+	if (f == NULL)
+		return -1;
+	ok = fprintf(f, "%ld\n", v) > 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+static long
+meminfo(const char *field)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	long v = -1;
+
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, field, strlen(field)) == 0)
+			v = strtol(line + strlen(field), NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/* KernelPageSize, in kB, of this process's mapping of path. */
+static long
+mapping_page_kb(const char *path)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	int in = 0;
+	long kb = -1;
+
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strchr(line, '/') != NULL || strstr(line, "-") == line + 12)
+			in = strstr(line, path) != NULL;
+		if (in && sscanf(line, "KernelPageSize: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb;
+}
+
+/* Unchecked fixture: runs in the runner, so it is undone whatever fails. */
+static void
+huge_setup(void)
+{
+	if (geteuid() != 0) {
+		huge_skip = "not root";
+		return;
+	}
+	huge_old_nr = read_long(NR_HUGEPAGES);
+	if (huge_old_nr < 0 ||
+	    write_long(NR_HUGEPAGES, huge_old_nr + RESERVE) < 0 ||
+	    read_long(NR_HUGEPAGES) < huge_old_nr + RESERVE ||
+	    meminfo("HugePages_Free:") < RESERVE) {
+		huge_skip = "cannot reserve huge pages";
+		if (huge_old_nr >= 0)
+			write_long(NR_HUGEPAGES, huge_old_nr);
+		huge_old_nr = -1;
+		return;
+	}
+	huge_size = (uint64_t)meminfo("Hugepagesize:") << 10;
+	snprintf(huge_mnt, sizeof(huge_mnt), "%s/hugemnt", tu_dir());
+	if (mkdir(huge_mnt, 0755) < 0 ||
+	    mount("none", huge_mnt, "hugetlbfs", 0, NULL) < 0) {
+		huge_skip = "cannot mount hugetlbfs";
+		rmdir(huge_mnt);
+		huge_mnt[0] = '\0';
+		write_long(NR_HUGEPAGES, huge_old_nr);
+		huge_old_nr = -1;
+		return;
+	}
+	huge_skip = NULL;
+}
+
+static void
+huge_teardown(void)
+{
+	if (huge_mnt[0] != '\0') {
+		DIR *dir = opendir(huge_mnt);
+		struct dirent *e;
+		char path[512];
+
+		while (dir != NULL && (e = readdir(dir)) != NULL) {
+			snprintf(path, sizeof(path), "%s/%s", huge_mnt,
+				e->d_name);
+			if (e->d_name[0] != '.')
+				unlink(path);
+		}
+		if (dir != NULL)
+			closedir(dir);
+		umount2(huge_mnt, MNT_DETACH);
+		rmdir(huge_mnt);
+		huge_mnt[0] = '\0';
+	}
+	if (huge_old_nr >= 0)
+		write_long(NR_HUGEPAGES, huge_old_nr);
+	huge_old_nr = -1;
+}
+
+static int
+count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
+START_TEST(test_huge_pages)
+{
+	long free_before;
+	struct shmpool_info info;
+	struct shmpool *pool;
+	char path[320];
+	struct daemon d;
+	void *objs[64];
+	const char *r;
+
+	if (huge_skip != NULL) {
+		printf("SKIP: huge page test: %s\n", huge_skip);
+		return;
+	}
+	d_init(&d, "huge");
+	snprintf(d.huge, sizeof(d.huge), "%s", huge_mnt);
+	d_start(&d);
+	free_before = meminfo("HugePages_Free:");
+
+	r = ask(&d, "create name=h objects=1000 object-size=200 cache=32 "
+		"huge=require");
+	ck_assert_prefix(r, "shmpool/1 ok name=h ");
+	snprintf(path, sizeof(path), "%s/shmpool.h", huge_mnt);
+	ck_assert_kv(r, "path", path);
+	ck_assert_kv(r, "memory", "huge");
+	ck_assert_kv_u(r, "page-size", huge_size);
+	ck_assert_int_lt(meminfo("HugePages_Free:"), free_before);
+	r = ask(&d, "info name=h");
+	ck_assert_kv(r, "memory", "huge");
+	ck_assert_kv(r, "huge-policy", "require");
+	ck_assert_kv_u(r, "page-size", huge_size);
+
+	pool = attach_cache("h", 32);
+	ck_assert_int_eq(shmpool_info(pool, &info), 0);
+	ck_assert_uint_eq(info.flags, SHMPOOL_INFO_HUGE);
+	ck_assert_uint_eq(info.page_size, huge_size);
+	ck_assert_int_eq(mapping_page_kb(path), (long)(huge_size >> 10));
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 64), 0);
+	memset(objs[63], 0xa5, 200);
+	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 64), 0);
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+
+	/* More than the free huge pages: require fails, prefer falls back. */
+	r = ask(&d, "create name=hbig objects=4096 object-size=4096 "
+		"huge=require");
+	check_error(r, "ENOMEM", "huge=require without enough pages");
+	ck_assert_int_eq(count_entries(huge_mnt), 1);
+	r = ask(&d, "create name=hbig objects=4096 object-size=4096 "
+		"huge=prefer");
+	ck_assert_prefix(r, "shmpool/1 ok name=hbig ");
+	ck_assert_kv(r, "memory", "shm");
+	ck_assert_prefix(ask(&d, "destroy name=hbig"),
+		"shmpool/1 ok name=hbig");
+
+	ck_assert_prefix(ask(&d, "destroy name=h"), "shmpool/1 ok name=h");
+	ck_assert_int_eq(count_entries(huge_mnt), 0);
+	ck_assert_int_eq(meminfo("HugePages_Free:"), free_before);
+	d_finish(&d);
+}
+END_TEST
+
+/* huge=require with --hugetlbfs none: ENOMEM; prefer: on shm.  No root. */
+START_TEST(test_huge_without_mount)
+{
+	struct daemon d;
+	const char *r;
+
+	d_init(&d, "nohuge");
+	d_start(&d);
+	r = ask(&d, "create name=h objects=100 object-size=64 huge=require");
+	check_error(r, "ENOMEM", "huge=require with --hugetlbfs none");
+	check_error(ask(&d, "info name=h"), "ENOENT", "info h");
+	r = ask(&d, "create name=h objects=100 object-size=64 huge=prefer");
+	ck_assert_prefix(r, "shmpool/1 ok name=h ");
+	ck_assert_kv(r, "memory", "shm");
+	ck_assert_kv_u(r, "page-size", sysconf(_SC_PAGESIZE));
+	r = ask(&d, "create name=h2 objects=100 object-size=64 huge=never");
+	ck_assert_kv(r, "memory", "shm");
+	ck_assert_kv(ask(&d, "info name=h2"), "huge-policy", "never");
+	d_finish(&d);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* 7. Start failures: a second daemon, bad options. */
+
+START_TEST(test_second_daemon)
+{
+	char want[512], plain[320], missing[320];
+	struct daemon d, d2;
+	const char *err;
+
+	d_init(&d, "second");
+	d_start(&d);
+	{
+		const char *args[] = {
+			"-f", "--socket", d.sock, "--shm-dir", d.dir,
+			"--hugetlbfs", "none", "--config", d.conf, NULL
+		};
+		char err2[340];
+
+		snprintf(err2, sizeof(err2), "%s/stderr2", d.dir);
+		err = start_fails(err2, args, 1);
+		snprintf(want, sizeof(want), "shmpoold: another shmpoold "
+			"(pid %d) is serving %s\n", (int)d.pid, d.sock);
+		ck_assert_msg(strstr(err, want) != NULL, "stderr '%s', "
+			"expected '%s'", err, want);
+	}
+	/* The first one still serves, on its socket. */
+	check_alive(&d, "a second daemon");
+	ck_assert(exists(d.sock));
+
+	/* Other ways not to start, on a socket of their own. */
+	d_init(&d2, "second2");
+	snprintf(plain, sizeof(plain), "%s/plain", d2.dir);
+	ck_assert_int_eq(mkdir(plain, 0755), 0);
+	snprintf(missing, sizeof(missing), "%s/missing.conf", d2.dir);
+	{
+		const char *args[] = {
+			"-f", "--socket", d2.sock, "--shm-dir", d2.dir,
+			"--hugetlbfs", plain, "--config", d2.conf, NULL
+		};
+
+		start_fails(d2.err, args, 1);
+	}
+	{
+		const char *args[] = {
+			"-f", "--socket", d2.sock, "--shm-dir", d2.dir,
+			"--hugetlbfs", "none", "--config", missing, NULL
+		};
+
+		err = start_fails(d2.err, args, 1);
+		ck_assert_msg(strstr(err, missing) != NULL, "stderr '%s' does "
+			"not name %s", err, missing);
+	}
+	{
+		const char *args[] = {
+			"-f", "--socket", d2.sock, "--no-such-option", NULL
+		};
+
+		err = start_fails(d2.err, args, 2);
+		ck_assert_msg(strcasestr(err, "usage") != NULL,
+			"no usage line on stderr: '%s'", err);
+	}
+	ck_assert(!exists(d2.sock));
+	rm_tree(d2.dir);
+	check_alive(&d, "failed starts");
+	d_finish(&d);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* 8. destroy: EBUSY while attached, force=1 anyway, then ENOENT. */
+
+static int
+attached_worker(void *arg)
+{
+	struct pipes *p = arg;
+	struct shmpool *pool;
+	void *objs[10];
+
+	if (shmpool_attach("d", NULL, &pool) != 0)
+		return 10;
+	if (report_and_wait(p, pool) != 0)
+		return 11;
+	/* The segment file is gone; the mapping works on. */
+	if (shmpool_get_bulk(pool, objs, 10) != 0 ||
+	    shmpool_put_bulk(pool, objs, 10) != 0)
+		return 12;
+	return shmpool_detach(pool) == 0 ? 0 : 13;
+}
+
+START_TEST(test_destroy)
+{
+	char path[320];
+	struct pipes p;
+	struct daemon d;
+	const char *r;
+	pid_t pid;
+
+	d_init(&d, "destroy");
+	d_start(&d);
+	snprintf(path, sizeof(path), "%s/shmpool.d", d.dir);
+	ck_assert_prefix(ask(&d, "create name=d objects=100 object-size=64"),
+		"shmpool/1 ok name=d ");
+	r = ask(&d, "create name=d objects=100 object-size=64");
+	ck_assert_prefix(r, "shmpool/1 error EEXIST field=name value=d msg=");
+
+	pipes_open(&p);
+	pid = fork_worker(attached_worker, &p);
+	close(p.ready[1]);
+	close(p.go[0]);
+	await_ready(&p);
+	ck_assert_kv_u(ask(&d, "info name=d"), "slots-in-use", 1);
+
+	check_error(ask(&d, "destroy name=d"), "EBUSY", "destroy attached");
+	check_error(ask(&d, "destroy name=d force=0"), "EBUSY",
+		"destroy force=0");
+	ck_assert_prefix(ask(&d, "destroy name=d force=2"),
+		"shmpool/1 error EINVAL field=force value=2 msg=");
+	ck_assert(exists(path));
+	ck_assert_prefix(ask(&d, "info name=d"), "shmpool/1 ok name=d ");
+
+	ck_assert_str_eq(ask(&d, "destroy name=d force=1"),
+		"shmpool/1 ok name=d");
+	check_error(ask(&d, "info name=d"), "ENOENT", "info after destroy");
+	ck_assert(!exists(path));
+	ck_assert_str_eq(ask(&d, "list"), "shmpool/1 ok count=0");
+	check_error(ask(&d, "destroy name=d force=1"), "ENOENT",
+		"destroy twice");
+
+	ck_assert_int_eq(write(p.go[1], "g", 1), 1);
+	tu_wait_children(&pid, 1, 5);
+	close(p.go[1]);
+
+	/* The name is free again; unattached, it goes without force. */
+	ck_assert_prefix(ask(&d, "create name=d objects=100 object-size=64"),
+		"shmpool/1 ok name=d ");
+	ck_assert_kv_u(ask(&d, "info name=d"), "slots-in-use", 0);
+	ck_assert_str_eq(ask(&d, "destroy name=d"), "shmpool/1 ok name=d");
+	ck_assert(!exists(path));
+	d_finish(&d);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* 9. The config file: pools at start, errors, SIGHUP. */
+
+static const char conf_c1[] =
+	"# pools of the config test\n"
+	"destroy-on-exit = no\n"
+	"\n"
+	"[pool c1]\n"
+	"objects = 128\n"
+	"object-size=64\n"
+	"cache = 16   # a comment\n"
+	"slots = 4\n"
+	"huge = never\n"
+	"mode = 0640\n";
+
+static const char conf_c2[] =
+	"\n"
+	"[pool c2]\n"
+	"objects = 64\n"
+	"object-size = 32\n";
+
+/* A config that must stop shmpoold with "FILE:LINE: msg". */
+static void
+bad_config(struct daemon *d, const char *text, int line, const char *msg)
+{
+	const char *args[] = {
+		"-f", "--socket", d->sock, "--shm-dir", d->dir,
+		"--hugetlbfs", "none", "--config", d->conf, NULL
+	};
+	char want[512];
+	const char *err;
+
+	write_file(d->conf, text);
+	err = start_fails(d->err, args, 1);
+	snprintf(want, sizeof(want), "%s:%d: %s", d->conf, line, msg);
+	ck_assert_msg(strstr(err, want) != NULL, "config\n%s\nstderr '%s', "
+		"expected '%s'", text, err, want);
+	ck_assert(!exists(d->sock));
+}
+
+/* Lines of text before the one that starts with s. */
+static int
+lines_before(const char *text, const char *s)
+{
+	const char *end = strstr(text, s);
+	int n = 0;
+
+	ck_assert_ptr_nonnull(end);
+	for (; text < end; text++)
+		n += *text == '\n';
+	return n;
+}
+
+/* Until stderr holds s. */
+static void
+await_stderr(const struct daemon *d, const char *s, double secs)
+{
+	double deadline = now() + secs;
+
+	while (strstr(slurp(d->err), s) == NULL) {
+		ck_assert_msg(now() < deadline, "'%s' not logged within %.0f "
+			"s; stderr:\n%s", s, secs, slurp(d->err));
+		usleep(2000);
+	}
+}
+
+/* Until info name answers ok. */
+static void
+await_pool(const struct daemon *d, const char *name, double secs)
+{
+	double deadline = now() + secs;
+	char prefix[128];
+	const char *r;
+
+	snprintf(prefix, sizeof(prefix), "shmpool/1 ok name=%s ", name);
+	while (strncmp((r = ask(d, "info name=%s", name)), prefix,
+			strlen(prefix)) != 0) {
+		ck_assert_msg(now() < deadline, "no pool %s after %.0f s: "
+			"'%s'", name, secs, r);
+		usleep(2000);
+	}
+}
+
+START_TEST(test_config)
+{
+	char text[2048], want[512], path[320];
+	struct daemon d, b;
+	const char *r;
+
+	/* Broken configs: no start, exit 1, FILE:LINE: on stderr. */
+	d_init(&b, "badconf");
+	bad_config(&b, "[pool x]\nobjects = 10\nobjcts = 5\n", 3,
+		"unknown key 'objcts'");
+	bad_config(&b, "# x\nthis is not valid\n", 2,
+		"expected 'key = value'");
+	bad_config(&b, "[pool x]\nobject-size = 8\nobjects = x\n", 3,
+		"objects: 'x' is not a number");
+	bad_config(&b, "[pool demo]\nobjects = 8\nobject-size = 8\n\n"
+		"[pool demo]\nobjects = 8\nobject-size = 8\n", 5,
+		"pool 'demo' is defined twice");
+	bad_config(&b, "\n\n\n\n[pool .x]\nobjects = 8\nobject-size = 8\n", 5,
+		"bad pool name '.x'");
+	rm_tree(b.dir);
+
+	/* A pool of the config is created at start. */
+	d_init(&d, "config");
+	write_file(d.conf, conf_c1);
+	d_start(&d);
+	r = ask(&d, "info name=c1");
+	ck_assert_prefix(r, "shmpool/1 ok name=c1 ");
+	ck_assert_kv(r, "memory", "shm");
+	ck_assert_kv_u(r, "objects", 128);
+	ck_assert_kv_u(r, "object-size", 64);
+	ck_assert_kv_u(r, "cache", 16);
+	ck_assert_kv_u(r, "slots", 4);
+	ck_assert_kv(r, "huge-policy", "never");
+	ck_assert_kv(r, "mode", "0640");
+	check_error(ask(&d, "info name=c2"), "ENOENT", "c2 before SIGHUP");
+
+	/* SIGHUP: c2 is new, so it is created. */
+	snprintf(text, sizeof(text), "%s%s", conf_c1, conf_c2);
+	write_file(d.conf, text);
+	ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
+	await_pool(&d, "c2", 2);
+	r = ask(&d, "info name=c2");
+	ck_assert_kv_u(r, "objects", 64);
+	ck_assert_kv_u(r, "object-size", 32);
+	ck_assert_prefix(ask(&d, "info name=c1"), "shmpool/1 ok name=c1 ");
+
+	/* SIGHUP with a broken file: logged, the old config kept. */
+	snprintf(text, sizeof(text), "%s%s[pool c3]\nobjects = 8\n"
+		"object-size = 8\nbroken line\n", conf_c1, conf_c2);
+	write_file(d.conf, text);
+	ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
+	snprintf(want, sizeof(want), "%s:%d: ", d.conf,
+		lines_before(text, "broken line") + 1);
+	await_stderr(&d, want, 2);
+	check_alive(&d, "SIGHUP with a broken config");
+	ck_assert_prefix(ask(&d, "info name=c1"), "shmpool/1 ok name=c1 ");
+	ck_assert_prefix(ask(&d, "info name=c2"), "shmpool/1 ok name=c2 ");
+	check_error(ask(&d, "info name=c3"), "ENOENT", "c3 of a broken file");
+
+	/* SIGHUP without c2: c3 is created, c2 is not destroyed. */
+	snprintf(text, sizeof(text), "%s\n[pool c3]\nobjects = 8\n"
+		"object-size = 8\n", conf_c1);
+	write_file(d.conf, text);
+	ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
+	await_pool(&d, "c3", 2);
+	ck_assert_prefix(ask(&d, "info name=c2"), "shmpool/1 ok name=c2 ");
+	ck_assert_prefix(ask(&d, "info name=c1"), "shmpool/1 ok name=c1 ");
+
+	/* Pools outlive the daemon (destroy-on-exit = no) and come back. */
+	d_stop(&d);
+	snprintf(path, sizeof(path), "%s/shmpool.c1", d.dir);
+	ck_assert(exists(path));
+	d_start(&d);
+	r = ask(&d, "list");
+	ck_assert_prefix(r, "shmpool/1 ok count=3\n");
+	d_finish(&d);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* 10. Hostile workers and segments: what a worker or a user that may
+ * write a segment does to it must not crash or stall the daemon. */
+
+/* Attach, fill the cache with garbage and a length past its end, die. */
+static int
+garbage_worker(void *arg)
+{
+	struct shmpool_cache *c;
+	struct shmpool *pool;
+	unsigned int i;
+
+	(void)arg;
+	if (shmpool_attach("h", NULL, &pool) != 0)
+		return 1;
+	c = shmpool_default_cache(pool);
+	for (i = 0; i < 64; i++)
+		c->objs[i] = 0xfffffff0u - i;
+	c->len = 8000;
+	return 0;
+}
+
+/* A process that claims a slot and dies leaves the ring as it was. */
+static int
+exit_attached_worker(void *arg)
+{
+	struct shmpool *pool;
+	void *objs[8];
+
+	(void)arg;
+	if (shmpool_attach("h", NULL, &pool) != 0)
+		return 1;
+	if (shmpool_get_bulk(pool, objs, 8) != 0)
+		return 2;
+	return shmpool_put_bulk(pool, objs, 8) == 0 ? 0 : 3;
+}
+
+START_TEST(test_hostile)
+{
+	char path[400], log[64];
+	const char *r;
+	struct daemon d;
+	pid_t pid;
+	int fd;
+
+	d_init(&d, "hostile");
+	d_start(&d);
+	ck_assert_prefix(ask(&d, "create name=h objects=128 object-size=64 "
+		"cache=16"), "shmpool/1 ok name=h ");
+
+	/* A dead worker's cache claims 8000 objects of garbage: the daemon
+	 * refuses to put them in the ring and frees the slot. */
+	pid = fork_worker(garbage_worker, NULL);
+	tu_wait_children(&pid, 1, 5);
+	snprintf(log, sizeof(log), "slot 0 of pid %ld: cache length 8000",
+		(long)pid);
+	await_stderr(&d, log, 2);
+	r = ask(&d, "info name=h");
+	ck_assert_kv_u(r, "slots-in-use", 0);
+	ck_assert_kv_u(r, "avail", 128);
+	check_alive(&d, "a garbage cache");
+
+	/* The slot is usable again, and the ring is whole. */
+	pid = fork_worker(exit_attached_worker, NULL);
+	tu_wait_children(&pid, 1, 5);
+	snprintf(log, sizeof(log), "slot 0 of pid %ld reclaimed", (long)pid);
+	await_stderr(&d, log, 2);
+	ck_assert_kv_u(ask(&d, "info name=h"), "avail", 128);
+
+	/* Bytes after the request's newline. */
+	check_error(ask_raw(&d, "shmpool/1 ping\n\0junk", 20), "EPROTO",
+		"bytes after the newline");
+	check_error(ask_raw(&d, "shmpool/1 ping\nshmpool/1 ping", 29),
+		"EPROTO", "two requests in one packet");
+
+	/* Someone who may write the segment cuts it short: the daemon must
+	 * not touch it again (it would take SIGBUS), and says so. */
+	snprintf(path, sizeof(path), "%s/shmpool.h", d.dir);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, 0), 0);
+	close(fd);
+	await_stderr(&d, "pool 'h': ", 2);
+	await_stderr(&d, "was truncated", 2);
+	check_error(ask(&d, "info name=h"), "EIO", "info of a cut segment");
+	check_error(ask(&d, "attach name=h"), "EIO", "attach to a cut segment");
+	ck_assert_str_eq(ask(&d, "list"),
+		"shmpool/1 ok count=1\npool name=h broken=yes");
+	check_alive(&d, "a truncated segment");
+	ck_assert_prefix(ask(&d, "destroy name=h"), "shmpool/1 ok name=h");
+	ck_assert(!exists(path));
+
+	/* A segment replaced by a link to another file is not adopted. */
+	ck_assert_prefix(ask(&d, "create name=l objects=16 object-size=64"),
+		"shmpool/1 ok name=l ");
+	d_stop(&d);
+	snprintf(path, sizeof(path), "%s/shmpool.l", d.dir);
+	{
+		char real[420];
+
+		snprintf(real, sizeof(real), "%s/real-l", d.dir);
+		ck_assert_int_eq(rename(path, real), 0);
+		ck_assert_int_eq(symlink(real, path), 0);
+	}
+	d_start(&d);
+	check_error(ask(&d, "info name=l"), "ENOENT", "a linked segment");
+	await_stderr(&d, "not adopted", 2);
+	d_finish(&d);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* 11. One user cannot take every connection. */
+
+static int
+hog_worker(void *arg)
+{
+	const char *sock = arg;
+	int fds[40], i, refused = 0;
+	char reply[REPLY_MAX + 1];
+
+	if (setgroups(0, NULL) != 0 || setgid(NOBODY) != 0 ||
+	    setuid(NOBODY) != 0)
+		return 100;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	for (i = 0; i < 40; i++) {
+		fds[i] = conn_open(sock);
+		if (fds[i] < 0)
+			return 101;
+	}
+	/* Each answers, or was closed by the daemon at once. */
+	for (i = 0; i < 40; i++)
+		if (conn_call(fds[i], "shmpool/1 ping", 14, reply,
+				sizeof(reply)) <= 0)
+			refused++;
+	return refused;
+}
+
+START_TEST(test_connection_cap)
+{
+	struct daemon d;
+	int status;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		printf("SKIP: connection cap test needs root\n");
+		return;
+	}
+	d_init(&d, "cap");
+	ck_assert_int_eq(chmod(tu_dir(), 0755), 0);
+	d_start(&d);
+	pid = fork_worker(hog_worker, d.sock);
+	ck_assert(wait_exit(pid, 10, &status));
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 40 - 32,
+		"nobody's 40 connections: status 0x%x, expected %d refused",
+		status, 40 - 32);
+	check_alive(&d, "a user's 40 connections");
+	d_finish(&d);
+}
+END_TEST
+
+static Suite *
+daemon_suite(void)
+{
+	Suite *s = suite_create("daemon");
+	TCase *tc = tcase_create("daemon");
+	TCase *th = tcase_create("hugepages");
+
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_create_and_workers);
+	tcase_add_test(tc, test_kill_worker);
+	tcase_add_test(tc, test_kill_daemon);
+	tcase_add_test(tc, test_bad_requests);
+	tcase_add_test(tc, test_empty_packet);
+	tcase_add_test(tc, test_other_version);
+	tcase_add_test(tc, test_credentials);
+	tcase_add_test(tc, test_huge_without_mount);
+	tcase_add_test(tc, test_second_daemon);
+	tcase_add_test(tc, test_destroy);
+	tcase_add_test(tc, test_config);
+	tcase_add_test(tc, test_hostile);
+	tcase_add_test(tc, test_connection_cap);
+	suite_add_tcase(s, tc);
+
+	tcase_set_timeout(th, 30);
+	tcase_add_unchecked_fixture(th, huge_setup, huge_teardown);
+	tcase_add_test(th, test_huge_pages);
+	suite_add_tcase(s, th);
+	return s;
+}
+
+int
+main(void)
+{
+	/* A reply to a peer that is gone must not kill this process. */
+	signal(SIGPIPE, SIG_IGN);
+	return tu_run(daemon_suite());
+}
