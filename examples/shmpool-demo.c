@@ -1,13 +1,13 @@
 /*
  * shmpool-demo - a pool shared by worker processes, start to finish.
  *
- * Creates a pool, forks workers that attach to it by name and get and put
- * objects in random bulks for a while, then prints what the pool counted
- * and removes it.  Each worker stamps the objects it holds with its pid
- * and checks that nobody else's stamp is on an object it was given.
- *
- * Until shmpoold creates pools, the demo creates the segment itself with
- * shmpool_segment_create(); the workers' code is what a real worker does.
+ * With --pool NAME, forks workers that attach to that pool by name
+ * (through shmpoold, which must be serving it) and get and put objects in
+ * random bulks for a while, then prints what the pool counted.  Without
+ * it, the demo makes a private pool itself (shmpool_segment_create()),
+ * has the workers attach to its file, and removes it at the end.  Each
+ * worker stamps the objects it holds with its pid and checks that nobody
+ * else's stamp is on an object it was given.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -39,8 +39,9 @@ now(void)
 
 /* One worker: attach by name, get and put until the time is up. */
 static int
-worker(const char *name, double seconds, unsigned int seed)
+worker(const char *name, const char *path, double seconds, unsigned int seed)
 {
+	struct shmpool_attach_opts opts = { .path = path };
 	void *held[MAX_HELD];
 	unsigned int nheld = 0, n, i;
 	unsigned long long objs = 0;
@@ -49,7 +50,7 @@ worker(const char *name, double seconds, unsigned int seed)
 	pid_t me = getpid();
 	int ret;
 
-	ret = shmpool_attach(name, NULL, &pool);
+	ret = shmpool_attach(name, path != NULL ? &opts : NULL, &pool);
 	if (ret < 0) {
 		fprintf(stderr, "worker %d: attach %s: %s (%s)\n", (int)me,
 			name, shmpool_strerror(ret), shmpool_last_error());
@@ -97,14 +98,17 @@ worker(const char *name, double seconds, unsigned int seed)
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: shmpool-demo [--workers N] [--seconds S] "
-		"[--objects N] [--object-size B] [--cache C]\n");
+	fprintf(f, "usage: shmpool-demo [--pool NAME] [--workers N] "
+		"[--seconds S]\n"
+		"                    [--objects N] [--object-size B] "
+		"[--cache C]\n");
 }
 
 int
 main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
+		{ "pool", required_argument, NULL, 'p' },
 		{ "workers", required_argument, NULL, 'w' },
 		{ "seconds", required_argument, NULL, 's' },
 		{ "objects", required_argument, NULL, 'n' },
@@ -120,13 +124,16 @@ main(int argc, char **argv)
 	struct shmpool_stats st;
 	struct shmpool_info info;
 	struct shmpool *pool;
-	char name[32], path[64];
+	struct shmpool_attach_opts opts = { NULL };
+	const char *pool_name = NULL;
+	char name[SHMPOOL_NAME_MAX + 1], path[128];
 	double seconds = 1.0;
 	int workers = 2, opt, i, ret, failed = 0;
 	pid_t pids[64];
 
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (opt) {
+		case 'p': pool_name = optarg; break;
 		case 'w': workers = atoi(optarg); break;
 		case 's': seconds = atof(optarg); break;
 		case 'n': p.obj_count = (unsigned int)strtoul(optarg, NULL, 0); break;
@@ -142,21 +149,31 @@ main(int argc, char **argv)
 		return 2;
 	}
 
-	snprintf(name, sizeof(name), "demo-%d", (int)getpid());
-	snprintf(path, sizeof(path), "/dev/shm/shmpool.%s", name);
-	ret = shmpool_segment_create(path, name, &p, 0600);
-	if (ret < 0) {
-		fprintf(stderr, "shmpool-demo: %s\n", shmpool_last_error());
-		return 1;
+	if (pool_name != NULL) {
+		/* A pool shmpoold serves: attach by name. */
+		snprintf(name, sizeof(name), "%s", pool_name);
+		printf("pool %s: %d workers attach through shmpoold\n", name,
+			workers);
+	} else {
+		snprintf(name, sizeof(name), "demo-%d", (int)getpid());
+		snprintf(path, sizeof(path), "/dev/shm/shmpool.%s", name);
+		ret = shmpool_segment_create(path, name, &p, 0600);
+		if (ret < 0) {
+			fprintf(stderr, "shmpool-demo: %s\n",
+				shmpool_last_error());
+			return 1;
+		}
+		opts.path = path;
+		printf("pool %s: %u objects of %u bytes, cache %u, in %s\n",
+			name, p.obj_count, p.obj_size, p.cache_size, path);
 	}
-	printf("pool %s: %u objects of %u bytes, cache %u, in %s\n", name,
-		p.obj_count, p.obj_size, p.cache_size, path);
 	fflush(stdout);
 
 	for (i = 0; i < workers; i++) {
 		pids[i] = fork();
 		if (pids[i] == 0)
-			_exit(worker(name, seconds, (unsigned int)i + 1));
+			_exit(worker(name, opts.path, seconds,
+				(unsigned int)i + 1));
 	}
 	for (i = 0; i < workers; i++) {
 		int status;
@@ -166,10 +183,11 @@ main(int argc, char **argv)
 			failed = 1;
 	}
 
-	ret = shmpool_attach(name, NULL, &pool);
+	ret = shmpool_attach(name, opts.path != NULL ? &opts : NULL, &pool);
 	if (ret < 0) {
 		fprintf(stderr, "shmpool-demo: %s\n", shmpool_last_error());
-		unlink(path);
+		if (opts.path != NULL)
+			unlink(path);
 		return 1;
 	}
 	shmpool_info(pool, &info);
@@ -187,10 +205,11 @@ main(int argc, char **argv)
 		" put_common_pool_bulk %" PRIu64 " get_common_pool_bulk %"
 		PRIu64 "\n", st.put_bulk, st.put_objs,
 		st.put_common_pool_bulk, st.get_common_pool_bulk);
-	if (shmpool_avail_count(pool) != info.obj_count)
+	if (opts.path != NULL && shmpool_avail_count(pool) != info.obj_count)
 		failed = 1;
 	shmpool_detach(pool);
-	unlink(path);
+	if (opts.path != NULL)
+		unlink(path);
 	printf("%s\n", failed ? "FAILED" : "ok");
 	return failed;
 }
