@@ -15,7 +15,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <grp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -100,21 +99,6 @@ write_file(const char *path, const char *text)
 	ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
 	ck_assert_int_ge(fputs(text, f), 0);
 	ck_assert_int_eq(fclose(f), 0);
-}
-
-static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void
-rm_tree(const char *dir)
-{
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
 static int
@@ -476,7 +460,7 @@ static void
 d_finish(struct daemon *d)
 {
 	d_stop(d);
-	rm_tree(d->dir);
+	tu_rm_tree(d->dir);
 }
 
 /* Start shmpoold with args; it must exit with code within 5 s. */
@@ -1460,68 +1444,6 @@ static long huge_old_nr = -1;
 static uint64_t huge_size;
 static const char *huge_skip = "not set up";
 
-static long
-read_long(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long v = -1;
-
-	if (f != NULL) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
-static int
-write_long(const char *path, long v)
-{
-	FILE *f = fopen(path, "w");
-	int ok;
-
-	if (f == NULL)
-		return -1;
-	ok = fprintf(f, "%ld\n", v) > 0;
-	return fclose(f) == 0 && ok ? 0 : -1;
-}
-
-static long
-meminfo(const char *field)
-{
-	FILE *f = fopen("/proc/meminfo", "r");
-	char line[256];
-	long v = -1;
-
-	if (f == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strncmp(line, field, strlen(field)) == 0)
-			v = strtol(line + strlen(field), NULL, 10);
-	fclose(f);
-	return v;
-}
-
-/* KernelPageSize, in kB, of this process's mapping of path. */
-static long
-mapping_page_kb(const char *path)
-{
-	FILE *f = fopen("/proc/self/smaps", "r");
-	char line[512];
-	int in = 0;
-	long kb = -1;
-
-	ck_assert_ptr_nonnull(f);
-	while (fgets(line, sizeof(line), f) != NULL) {
-		if (strchr(line, '/') != NULL || strstr(line, "-") == line + 12)
-			in = strstr(line, path) != NULL;
-		if (in && sscanf(line, "KernelPageSize: %ld kB", &kb) == 1)
-			break;
-	}
-	fclose(f);
-	return kb;
-}
-
 /* Unchecked fixture: runs in the runner, so it is undone whatever fails. */
 static void
 huge_setup(void)
@@ -1530,25 +1452,25 @@ huge_setup(void)
 		huge_skip = "not root";
 		return;
 	}
-	huge_old_nr = read_long(NR_HUGEPAGES);
+	huge_old_nr = tu_read_long(NR_HUGEPAGES);
 	if (huge_old_nr < 0 ||
-	    write_long(NR_HUGEPAGES, huge_old_nr + RESERVE) < 0 ||
-	    read_long(NR_HUGEPAGES) < huge_old_nr + RESERVE ||
-	    meminfo("HugePages_Free:") < RESERVE) {
+	    tu_write_long(NR_HUGEPAGES, huge_old_nr + RESERVE) < 0 ||
+	    tu_read_long(NR_HUGEPAGES) < huge_old_nr + RESERVE ||
+	    tu_meminfo("HugePages_Free:") < RESERVE) {
 		huge_skip = "cannot reserve huge pages";
 		if (huge_old_nr >= 0)
-			write_long(NR_HUGEPAGES, huge_old_nr);
+			tu_write_long(NR_HUGEPAGES, huge_old_nr);
 		huge_old_nr = -1;
 		return;
 	}
-	huge_size = (uint64_t)meminfo("Hugepagesize:") << 10;
+	huge_size = (uint64_t)tu_meminfo("Hugepagesize:") << 10;
 	snprintf(huge_mnt, sizeof(huge_mnt), "%s/hugemnt", tu_dir());
 	if (mkdir(huge_mnt, 0755) < 0 ||
 	    mount("none", huge_mnt, "hugetlbfs", 0, NULL) < 0) {
 		huge_skip = "cannot mount hugetlbfs";
 		rmdir(huge_mnt);
 		huge_mnt[0] = '\0';
-		write_long(NR_HUGEPAGES, huge_old_nr);
+		tu_write_long(NR_HUGEPAGES, huge_old_nr);
 		huge_old_nr = -1;
 		return;
 	}
@@ -1576,23 +1498,8 @@ huge_teardown(void)
 		huge_mnt[0] = '\0';
 	}
 	if (huge_old_nr >= 0)
-		write_long(NR_HUGEPAGES, huge_old_nr);
+		tu_write_long(NR_HUGEPAGES, huge_old_nr);
 	huge_old_nr = -1;
-}
-
-static int
-count_entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	ck_assert_ptr_nonnull(d);
-	while ((e = readdir(d)) != NULL)
-		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-			n++;
-	closedir(d);
-	return n;
 }
 
 START_TEST(test_huge_pages)
@@ -1612,7 +1519,7 @@ START_TEST(test_huge_pages)
 	d_init(&d, "huge");
 	snprintf(d.huge, sizeof(d.huge), "%s", huge_mnt);
 	d_start(&d);
-	free_before = meminfo("HugePages_Free:");
+	free_before = tu_meminfo("HugePages_Free:");
 
 	r = ask(&d, "create name=h objects=1000 object-size=200 cache=32 "
 		"huge=require");
@@ -1621,7 +1528,7 @@ START_TEST(test_huge_pages)
 	ck_assert_kv(r, "path", path);
 	ck_assert_kv(r, "memory", "huge");
 	ck_assert_kv_u(r, "page-size", huge_size);
-	ck_assert_int_lt(meminfo("HugePages_Free:"), free_before);
+	ck_assert_int_lt(tu_meminfo("HugePages_Free:"), free_before);
 	r = ask(&d, "info name=h");
 	ck_assert_kv(r, "memory", "huge");
 	ck_assert_kv(r, "huge-policy", "require");
@@ -1631,7 +1538,7 @@ START_TEST(test_huge_pages)
 	ck_assert_int_eq(shmpool_info(pool, &info), 0);
 	ck_assert_uint_eq(info.flags, SHMPOOL_INFO_HUGE);
 	ck_assert_uint_eq(info.page_size, huge_size);
-	ck_assert_int_eq(mapping_page_kb(path), (long)(huge_size >> 10));
+	ck_assert_int_eq(tu_mapping_page_kb(path), (long)(huge_size >> 10));
 	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 64), 0);
 	memset(objs[63], 0xa5, 200);
 	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 64), 0);
@@ -1641,7 +1548,7 @@ START_TEST(test_huge_pages)
 	r = ask(&d, "create name=hbig objects=4096 object-size=4096 "
 		"huge=require");
 	check_error(r, "ENOMEM", "huge=require without enough pages");
-	ck_assert_int_eq(count_entries(huge_mnt), 1);
+	ck_assert_int_eq(tu_count_entries(huge_mnt), 1);
 	r = ask(&d, "create name=hbig objects=4096 object-size=4096 "
 		"huge=prefer");
 	ck_assert_prefix(r, "shmpool/1 ok name=hbig ");
@@ -1650,8 +1557,8 @@ START_TEST(test_huge_pages)
 		"shmpool/1 ok name=hbig");
 
 	ck_assert_prefix(ask(&d, "destroy name=h"), "shmpool/1 ok name=h");
-	ck_assert_int_eq(count_entries(huge_mnt), 0);
-	ck_assert_int_eq(meminfo("HugePages_Free:"), free_before);
+	ck_assert_int_eq(tu_count_entries(huge_mnt), 0);
+	ck_assert_int_eq(tu_meminfo("HugePages_Free:"), free_before);
 	d_finish(&d);
 }
 END_TEST
@@ -1740,7 +1647,7 @@ START_TEST(test_second_daemon)
 			"no usage line on stderr: '%s'", err);
 	}
 	ck_assert(!exists(d2.sock));
-	rm_tree(d2.dir);
+	tu_rm_tree(d2.dir);
 	check_alive(&d, "failed starts");
 	d_finish(&d);
 }
@@ -1922,7 +1829,7 @@ START_TEST(test_config)
 		"pool 'demo' is defined twice");
 	bad_config(&b, "\n\n\n\n[pool .x]\nobjects = 8\nobject-size = 8\n", 5,
 		"bad pool name '.x'");
-	rm_tree(b.dir);
+	tu_rm_tree(b.dir);
 
 	/* A pool of the config is created at start. */
 	d_init(&d, "config");

@@ -5,7 +5,6 @@
  */
 #include "config.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,85 +21,6 @@
 static char mnt[256];
 static uint64_t huge_size;	/* bytes in a default huge page */
 
-static long
-read_long(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long v = -1;
-
-	if (f != NULL) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
-static int
-write_long(const char *path, long v)
-{
-	FILE *f = fopen(path, "w");
-	int ok;
-
-	if (f == NULL)
-		return -1;
-	ok = fprintf(f, "%ld\n", v) > 0;
-	return fclose(f) == 0 && ok ? 0 : -1;
-}
-
-/* A field of /proc/meminfo, e.g. "HugePages_Free:" or "Hugepagesize:". */
-static long
-meminfo(const char *field)
-{
-	FILE *f = fopen("/proc/meminfo", "r");
-	char line[256];
-	long v = -1;
-
-	if (f == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strncmp(line, field, strlen(field)) == 0)
-			v = strtol(line + strlen(field), NULL, 10);
-	fclose(f);
-	return v;
-}
-
-/* KernelPageSize, in kB, of this process's mapping of path. */
-static long
-mapping_page_kb(const char *path)
-{
-	FILE *f = fopen("/proc/self/smaps", "r");
-	char line[512];
-	int in = 0;
-	long kb = -1;
-
-	ck_assert_ptr_nonnull(f);
-	while (fgets(line, sizeof(line), f) != NULL) {
-		if (strchr(line, '/') != NULL || strstr(line, "-") == line + 12)
-			in = strstr(line, path) != NULL;
-		if (in && sscanf(line, "KernelPageSize: %ld kB", &kb) == 1)
-			break;
-	}
-	fclose(f);
-	return kb;
-}
-
-/* Entries in folder dir, other than . and .. */
-static int
-count_entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	ck_assert_ptr_nonnull(d);
-	while ((e = readdir(d)) != NULL)
-		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-			n++;
-	closedir(d);
-	return n;
-}
-
 START_TEST(test_pool_on_huge_pages)
 {
 	struct shmpool_params p = { .obj_count = 1000, .obj_size = 200,
@@ -109,7 +29,7 @@ START_TEST(test_pool_on_huge_pages)
 	struct shmpool_info info;
 	struct shmpool *pool;
 	char path[300];
-	long free_before = meminfo("HugePages_Free:");
+	long free_before = tu_meminfo("HugePages_Free:");
 	void *objs[64];
 
 	snprintf(path, sizeof(path), "%s/shmpool.huge", mnt);
@@ -121,9 +41,9 @@ START_TEST(test_pool_on_huge_pages)
 	ck_assert_uint_eq(info.page_size, huge_size);
 	ck_assert_uint_eq(info.seg_size % huge_size, 0);
 	/* Allocated at creation: the pages are gone from the free count. */
-	ck_assert_int_eq(meminfo("HugePages_Free:"),
+	ck_assert_int_eq(tu_meminfo("HugePages_Free:"),
 		free_before - (long)(info.seg_size / huge_size));
-	ck_assert_int_eq(mapping_page_kb(path), (long)(huge_size >> 10));
+	ck_assert_int_eq(tu_mapping_page_kb(path), (long)(huge_size >> 10));
 
 	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 64), 0);
 	memset(objs[63], 0xa5, 200);
@@ -131,13 +51,13 @@ START_TEST(test_pool_on_huge_pages)
 	ck_assert_uint_eq(shmpool_avail_count(pool), 1000);
 	shmpool_detach(pool);
 	ck_assert_int_eq(unlink(path), 0);
-	ck_assert_int_eq(meminfo("HugePages_Free:"), free_before);
+	ck_assert_int_eq(tu_meminfo("HugePages_Free:"), free_before);
 }
 END_TEST
 
 START_TEST(test_not_enough_huge_pages)
 {
-	long free_pages = meminfo("HugePages_Free:");
+	long free_pages = tu_meminfo("HugePages_Free:");
 	struct shmpool_params p = { .obj_count = 4096, .obj_size = 0 };
 	char path[300];
 	struct stat st;
@@ -157,8 +77,8 @@ START_TEST(test_not_enough_huge_pages)
 		ret, shmpool_last_error());
 	/* Nothing left behind: no file, every page free again. */
 	ck_assert_int_eq(stat(path, &st), -1);
-	ck_assert_int_eq(count_entries(mnt), 0);
-	ck_assert_int_eq(meminfo("HugePages_Free:"), free_pages);
+	ck_assert_int_eq(tu_count_entries(mnt), 0);
+	ck_assert_int_eq(tu_meminfo("HugePages_Free:"), free_pages);
 }
 END_TEST
 
@@ -175,21 +95,21 @@ main(void)
 			"and mount hugetlbfs\n");
 		return 77;
 	}
-	old_nr = read_long(NR_HUGEPAGES);
-	if (old_nr < 0 || write_long(NR_HUGEPAGES, old_nr + RESERVE) < 0 ||
-	    read_long(NR_HUGEPAGES) < old_nr + RESERVE) {
+	old_nr = tu_read_long(NR_HUGEPAGES);
+	if (old_nr < 0 || tu_write_long(NR_HUGEPAGES, old_nr + RESERVE) < 0 ||
+	    tu_read_long(NR_HUGEPAGES) < old_nr + RESERVE) {
 		printf("SKIP: cannot reserve %d huge pages\n", RESERVE);
 		if (old_nr >= 0)
-			write_long(NR_HUGEPAGES, old_nr);
+			tu_write_long(NR_HUGEPAGES, old_nr);
 		return 77;
 	}
-	huge_size = (uint64_t)meminfo("Hugepagesize:") << 10;
+	huge_size = (uint64_t)tu_meminfo("Hugepagesize:") << 10;
 	snprintf(mnt, sizeof(mnt), "/tmp/shmpool-huge.%ld", (long)getpid());
 	if (mkdir(mnt, 0700) < 0 ||
 	    mount("none", mnt, "hugetlbfs", 0, NULL) < 0) {
 		printf("SKIP: cannot mount hugetlbfs on %s\n", mnt);
 		rmdir(mnt);
-		write_long(NR_HUGEPAGES, old_nr);
+		tu_write_long(NR_HUGEPAGES, old_nr);
 		return 77;
 	}
 	tcase_add_test(tc, test_pool_on_huge_pages);
@@ -200,6 +120,6 @@ main(void)
 	/* Put the machine back as it was. */
 	umount2(mnt, MNT_DETACH);
 	rmdir(mnt);
-	write_long(NR_HUGEPAGES, old_nr);
+	tu_write_long(NR_HUGEPAGES, old_nr);
 	return ret;
 }

@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <signal.h>
@@ -114,6 +115,13 @@ rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	return remove(path);
 }
 
+void
+tu_rm_tree(const char *dir)
+{
+	/* Not into mounts: a hugetlbfs left mounted stays whole. */
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
 int
 tu_run(Suite *s)
 {
@@ -127,6 +135,85 @@ tu_run(Suite *s)
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
-	nftw(scratch, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tu_rm_tree(scratch);
 	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+long
+tu_read_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (f != NULL) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+int
+tu_write_long(const char *path, long v)
+{
+	FILE *f = fopen(path, "w");
+	int ok;
+
+	if (f == NULL)
+		return -1;
+	ok = fprintf(f, "%ld\n", v) > 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* A field of /proc/meminfo, e.g. "HugePages_Free:" or "Hugepagesize:". */
+long
+tu_meminfo(const char *field)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	long v = -1;
+
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, field, strlen(field)) == 0)
+			v = strtol(line + strlen(field), NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/* KernelPageSize, in kB, of this process's mapping of path. */
+long
+tu_mapping_page_kb(const char *path)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	int in = 0;
+	long kb = -1;
+
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strchr(line, '/') != NULL || strstr(line, "-") == line + 12)
+			in = strstr(line, path) != NULL;
+		if (in && sscanf(line, "KernelPageSize: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb;
+}
+
+/* Entries in folder dir, other than . and .. */
+int
+tu_count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			n++;
+	closedir(d);
+	return n;
 }

@@ -35,6 +35,22 @@ tu_rand(uint64_t *state)
 	return (uint32_t)(*state >> 11);
 }
 
+/* Remove dir and everything in it (not crossing into mounts). */
+void tu_rm_tree(const char *dir);
+
+/* A number in a file (/proc/sys/...), -1 if none; write one, 0 or -1. */
+long tu_read_long(const char *path);
+int tu_write_long(const char *path, long v);
+
+/* A field of /proc/meminfo, e.g. "HugePages_Free:" or "Hugepagesize:". */
+long tu_meminfo(const char *field);
+
+/* KernelPageSize, in kB, of this process's mapping of path. */
+long tu_mapping_page_kb(const char *path);
+
+/* Entries in folder dir, other than . and .. */
+int tu_count_entries(const char *dir);
+
 /* Run the suite with a scratch folder, remove it, return the exit code. */
 int tu_run(Suite *s);
 
