@@ -304,6 +304,7 @@ main(int argc, char **argv)
 	struct opts o = { NULL };
 	struct config conf;
 	const char *pidfile = NULL;
+	char defpidfile[sizeof(denv.socket) + 16];
 	char err[1024], lockpath[sizeof(denv.socket) + 8];
 	int opt, ready[2] = { -1, -1 }, lockfd = -1, running = 1;
 	sigset_t mask;
@@ -371,8 +372,16 @@ main(int argc, char **argv)
 		return 1;
 	}
 	pidfile = o.pidfile != NULL ? o.pidfile :
-		conf.pidfile[0] != '\0' ? conf.pidfile :
-		foreground ? NULL : PIDFILE_DEFAULT;
+		conf.pidfile[0] != '\0' ? conf.pidfile : NULL;
+	if (pidfile == NULL && !foreground) {
+		/* Next to the socket: two daemons on two sockets do not
+		 * share it. */
+		const char *slash = strrchr(denv.socket, '/');
+
+		snprintf(defpidfile, sizeof(defpidfile), "%.*s/shmpoold.pid",
+			(int)(slash - denv.socket), denv.socket);
+		pidfile = defpidfile;
+	}
 
 	if (!foreground) {
 		pid_t pid;

@@ -17,7 +17,6 @@
 
 #define CONFIG_FILE_DEFAULT	"/etc/shmpool/shmpoold.conf"
 #define SHM_DIR_DEFAULT		"/dev/shm"
-#define PIDFILE_DEFAULT		"/run/shmpool/shmpoold.pid"
 #define CACHE_DEFAULT		256
 #define MODE_DEFAULT		0660
 #define SCAN_INTERVAL_MS	50	/* slots claimed without the daemon */

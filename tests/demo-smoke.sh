@@ -12,8 +12,10 @@ printf '%s\n' "$out" | grep -q '^pool demo-[0-9]*: size 4096, avail 4096, in use
 
 dir=$(mktemp -d /dev/shm/shmpool-smoke.XXXXXX)
 daemon=
+daemon2=
 cleanup() {
 	[ -n "$daemon" ] && kill -KILL "$daemon" 2>/dev/null
+	[ -n "$daemon2" ] && kill -KILL "$daemon2" 2>/dev/null
 	rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -61,4 +63,20 @@ kill -TERM "$daemon"
 wait "$daemon"
 daemon=
 [ ! -e "$dir/sock" ] && [ ! -e "$dir/shmpool.demo" ]
+
+# Without -f: it returns once serving, writes its pid next to the socket,
+# and a SIGTERM takes socket, lock and pidfile away.
+"$b/shmpoold/shmpoold" --socket "$dir/d2/sock" --hugetlbfs none --shm-dir "$dir"
+daemon2=$(cat "$dir/d2/shmpoold.pid")
+pid=$daemon2
+"$ctl" --socket "$dir/d2/sock" ping >/dev/null
+kill -TERM "$pid"
+i=0
+while kill -0 "$pid" 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -lt 100 ] || { echo "shmpoold $pid still running 10 s after SIGTERM"; exit 1; }
+	sleep 0.1
+done
+daemon2=
+[ ! -e "$dir/d2/sock" ] && [ ! -e "$dir/d2/sock.lock" ] && [ ! -e "$dir/d2/shmpoold.pid" ]
 echo "daemon demo: ok"
