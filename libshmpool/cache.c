@@ -34,6 +34,18 @@ cache_flush(struct pool_handle *h, struct shmpool_cache *cache)
 	return 0;
 }
 
+/*
+ * shmpoold asked for this cache to be emptied (shmpoolctl flush): take the
+ * request first, so that one made meanwhile is not lost, then flush.  Not
+ * counted, like every flush that is not a put's.
+ */
+static void
+cache_flush_requested(struct pool_handle *h, struct shmpool_cache *cache)
+{
+	if (uatomic_xchg(&cache->flush_req, 0) != 0)
+		cache_flush(h, cache);
+}
+
 int
 shmpool_generic_get_slow(struct shmpool *pool, void **objs, unsigned int n,
 		struct shmpool_cache *cache)
@@ -50,6 +62,8 @@ shmpool_generic_get_slow(struct shmpool *pool, void **objs, unsigned int n,
 		return -EINVAL;
 	st = cache != NULL ? cache : pool->cache;
 	(void)st;	/* unused when stats are compiled out */
+	if (cache != NULL && caa_unlikely(uatomic_read(&cache->flush_req)))
+		cache_flush_requested(h, cache);
 
 	if (cache == NULL || n > cache->size) {
 		if (ring_dequeue_ptrs(&h->ring, objs, n, pool->objbase,
@@ -118,6 +132,8 @@ shmpool_generic_put_slow(struct shmpool *pool, void * const *objs,
 		return -EINVAL;
 	st = cache != NULL ? cache : pool->cache;
 	(void)st;
+	if (cache != NULL && caa_unlikely(uatomic_read(&cache->flush_req)))
+		cache_flush_requested(h, cache);
 
 	if (cache == NULL || n > cache->flushthresh) {
 		if (ring_enqueue_ptrs(&h->ring, objs, n, pool->objbase,

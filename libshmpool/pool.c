@@ -142,8 +142,8 @@ slot_retire(struct pool_handle *h, struct seg_slot *s, pid_t pid)
  * write the segment must not change the geometry between check and use.
  */
 static int
-pool_map(int fd, const char *what, struct seg_hdr **hdrp, size_t *sizep,
-		struct seg_hdr *geom)
+pool_map(int fd, const char *what, int prot, struct seg_hdr **hdrp,
+		size_t *sizep, struct seg_hdr *geom)
 {
 	struct stat st;
 	void *map;
@@ -157,8 +157,7 @@ pool_map(int fd, const char *what, struct seg_hdr **hdrp, size_t *sizep,
 		return seterr(-EBADMSG, "%s: %jd bytes is too small for a "
 			"shmpool segment header (%zu)", what,
 			(intmax_t)st.st_size, sizeof(struct seg_hdr));
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
-		MAP_SHARED, fd, 0);
+	map = mmap(NULL, (size_t)st.st_size, prot, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED)
 		return seterr(-errno, "cannot map '%s': %s", what,
 			strerror(errno));
@@ -173,8 +172,8 @@ pool_map(int fd, const char *what, struct seg_hdr **hdrp, size_t *sizep,
 	return 0;
 }
 
-int
-pool_open_fd(int fd, const char *what, const char *name,
+static int
+pool_open_prot(int fd, const char *what, const char *name, int prot,
 		struct pool_handle **hp)
 {
 	struct pool_handle *h;
@@ -182,7 +181,7 @@ pool_open_fd(int fd, const char *what, const char *name,
 	size_t size = 0;
 	int ret;
 
-	ret = pool_map(fd, what, &hdr, &size, &geom);
+	ret = pool_map(fd, what, prot, &hdr, &size, &geom);
 	if (ret < 0)
 		return ret;
 	if (name != NULL && strcmp(geom.name, name) != 0) {
@@ -218,6 +217,31 @@ pool_open_fd(int fd, const char *what, const char *name,
 	return 0;
 unmap:
 	munmap(hdr, size);
+	return ret;
+}
+
+int
+pool_open_fd(int fd, const char *what, const char *name,
+		struct pool_handle **hp)
+{
+	return pool_open_prot(fd, what, name, PROT_READ | PROT_WRITE, hp);
+}
+
+/*
+ * Map the segment at path for reading only (shmpoolctl dump): whatever
+ * the reader does, it cannot write.  Links are not followed.
+ */
+int
+pool_open_ro(const char *path, const char *name, struct pool_handle **hp)
+{
+	int fd, ret;
+
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return seterr(-errno, "cannot open segment '%s': %s", path,
+			strerror(errno));
+	ret = pool_open_prot(fd, path, name, PROT_READ, hp);
+	close(fd);
 	return ret;
 }
 

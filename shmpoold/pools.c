@@ -421,11 +421,42 @@ adopt_dir(const char *dir)
 	closedir(d);
 }
 
+/*
+ * SOCKET.pools: one line "NAME PATH" per pool, for shmpoolctl dump to find
+ * the segments while shmpoold is down.  Replaced whole on every change.
+ */
+void
+pools_index_write(void)
+{
+	char path[sizeof(denv.socket) + 8], tmp[sizeof(denv.socket) + 12];
+	struct pool *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s.pools", denv.socket);
+	snprintf(tmp, sizeof(tmp), "%s.pools~", denv.socket);
+	f = fopen(tmp, "we");
+	if (f == NULL) {
+		log_msg(LOG_WARNING, "cannot write %s: %s", tmp,
+			strerror(errno));
+		return;
+	}
+	fprintf(f, "# The pools of the shmpoold serving %s: name, segment.\n",
+		denv.socket);
+	cds_list_for_each_entry(p, &pool_list, node)
+		fprintf(f, "%s %s\n", p->name, p->path);
+	if (fclose(f) != 0 || rename(tmp, path) != 0) {
+		log_msg(LOG_WARNING, "cannot write %s: %s", path,
+			strerror(errno));
+		unlink(tmp);
+	}
+}
+
 int
 pools_adopt(void)
 {
 	adopt_dir(denv.hugetlbfs);
 	adopt_dir(denv.shm_dir);
+	pools_index_write();
 	pools_scan();
 	return 0;
 }
@@ -498,6 +529,7 @@ pool_create(const struct create_req *r, struct pool **pp, const char **field,
 	}
 	/* Nobody has attached yet: the header may still take the policy. */
 	p->h->hdr->flags |= (uint32_t)r->policy << SEG_FLAG_POLICY_SHIFT;
+	pools_index_write();
 	log_msg(LOG_INFO, "pool '%s' created in %s: %u objects of %u bytes, "
 		"cache %u, %u slots", r->name, path, r->params.obj_count,
 		r->params.obj_size, r->params.cache_size, r->params.nb_slots);
@@ -546,6 +578,7 @@ pool_destroy(struct pool *p, int force, char *err, size_t errsz)
 	log_msg(LOG_INFO, "pool '%s' destroyed%s", p->name,
 		live > 0 ? " (forced, with attached processes)" : "");
 	pool_free(p);
+	pools_index_write();
 	watch_prune();
 	return 0;
 }
@@ -647,6 +680,51 @@ pool_unclaim(struct pool *p, uint32_t slot, pid_t pid)
 	if (pool_intact(p) && slot < p->h->nb_slots)
 		slot_retire(p->h, &p->h->slots[slot], pid);
 	watch_prune();
+}
+
+/*
+ * shmpoolctl flush: empty slot's cache into the ring.  A slot whose owner
+ * is gone is reclaimed now (1); a live owner is asked to flush at its next
+ * get or put (0), since only it may write its cache.  *cached: objects in
+ * the cache when asked.
+ */
+int
+pool_flush(struct pool *p, uint32_t slot, unsigned int *cached, char *err,
+		size_t errsz)
+{
+	struct seg_slot *s;
+	uint64_t st, t;
+	pid_t pid;
+
+	if (!pool_intact(p)) {
+		snprintf(err, errsz, "pool '%s': its segment was truncated",
+			p->name);
+		return -EIO;
+	}
+	s = &p->h->slots[slot];
+	pid = slot_owner(s, &st);
+	*cached = uatomic_read(&s->cache.len);
+	if (pid == 0) {
+		snprintf(err, errsz, "pool '%s': slot %u holds no cache",
+			p->name, slot);
+		return -ENOENT;
+	}
+	if (pid < 0 || (st != 0 && (seg_proc_start_time(pid, &t) < 0 ||
+			t != st))) {
+		int ret = reclaim(p, slot, pid, "flush requested, owner gone");
+
+		if (ret < 0) {
+			snprintf(err, errsz, "pool '%s': slot %u: %s", p->name,
+				slot, ret == -EAGAIN ? "a ring operation is "
+				"in progress; try again" : "cannot reclaim it");
+			return ret == -EAGAIN ? -EBUSY : -EIO;
+		}
+		return 1;
+	}
+	uatomic_set(&s->cache.flush_req, 1);
+	log_msg(LOG_INFO, "pool '%s': slot %u (pid %ld) asked to flush its "
+		"%u cached objects", p->name, slot, (long)pid, *cached);
+	return 0;
 }
 
 unsigned int

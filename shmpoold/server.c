@@ -441,9 +441,10 @@ pool_summary(struct reply *r, struct pool *p)
 	avail = shmpool_avail_count(&p->h->pub);
 	shmpool_info(&p->h->pub, &info);
 	reply_add(r, " name=%s memory=%s objects=%u object-size=%u "
-		"slots-in-use=%u avail=%u", p->name,
+		"slots-in-use=%u avail=%u path=%s", p->name,
 		info.flags & SHMPOOL_INFO_HUGE ? "huge" : "shm",
-		info.obj_count, info.obj_size, info.slots_in_use, avail);
+		info.obj_count, info.obj_size, info.slots_in_use, avail,
+		p->path);
 }
 
 static int
@@ -568,6 +569,41 @@ do_detach(struct client *c, const struct proto_msg *m, struct reply *r)
 	return 0;
 }
 
+static int
+do_flush(struct client *c, const struct proto_msg *m, struct reply *r)
+{
+	const char *ks = proto_get(m, "slot");
+	unsigned int cached;
+	struct pool *p;
+	char text[TEXT_MAX];
+	uint64_t slot;
+	int ret;
+
+	if (!may_manage(c)) {
+		snprintf(text, sizeof(text), "uid %ld is neither root nor in "
+			"shmpoold's group %ld: it may not flush caches",
+			(long)c->who.uid, (long)denv.group);
+		return reply_err(r, EPERM, NULL, NULL, text);
+	}
+	p = need_pool(m, r);
+	if (p == NULL)
+		return -1;
+	if (proto_u64(ks, 0, p->h->nb_slots - 1, &slot) < 0) {
+		snprintf(text, sizeof(text), "slot: '%.32s' is not a number in "
+			"0..%u", ks, p->h->nb_slots - 1);
+		return reply_err(r, EINVAL, "slot", ks, text);
+	}
+	ret = pool_flush(p, (uint32_t)slot, &cached, text, sizeof(text));
+	if (ret < 0)
+		return reply_err(r, -ret, ret == -ENOENT ? "slot" : NULL, ks,
+			text);
+	reply_ok(r);
+	reply_add(r, " name=%s slot=%u state=%s cached=%u", p->name,
+		(unsigned int)slot, ret == 0 ? "requested" : "reclaimed",
+		cached);
+	return 0;
+}
+
 static const struct verb verbs[] = {
 	{ "ping", do_ping, { NULL } },
 	{ "create", do_create, { "name", "objects", "object-size", NULL,
@@ -577,6 +613,7 @@ static const struct verb verbs[] = {
 	{ "info", do_info, { "name", NULL } },
 	{ "attach", do_attach, { "name", NULL, "cache", NULL } },
 	{ "detach", do_detach, { "name", NULL } },
+	{ "flush", do_flush, { "name", "slot", NULL } },
 };
 
 static void

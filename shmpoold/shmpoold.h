@@ -108,6 +108,7 @@ struct peer {
 };
 
 int pools_adopt(void);
+void pools_index_write(void);
 struct pool *pool_find(const char *name);
 int pool_create(const struct create_req *r, struct pool **pp,
 		const char **field, char *err, size_t errsz);
@@ -118,6 +119,8 @@ unsigned int pool_live_slots(struct pool *p);
 int pool_attach(struct pool *p, const struct peer *who, unsigned int cache,
 		uint32_t *slotp, char *err, size_t errsz);
 void pool_unclaim(struct pool *p, uint32_t slot, pid_t pid);
+int pool_flush(struct pool *p, uint32_t slot, unsigned int *cached,
+		char *err, size_t errsz);
 unsigned int pool_detach(struct pool *p, const struct peer *who);
 int pool_may_open(const struct pool *p, const struct peer *who);
 void pools_scan(void);

@@ -46,7 +46,11 @@ struct shmpool_cache {
 	uint64_t put_objs;
 	uint64_t get_success_bulk;
 	uint64_t get_success_objs;
-	uint64_t reserved0[2];
+	/* Set by shmpoold (shmpoolctl flush): the owner empties the cache
+	 * into the ring at its next get or put.  The one word of this line
+	 * another process writes, and only on request. */
+	uint32_t flush_req;
+	uint32_t reserved0[3];
 
 	uint64_t put_common_pool_bulk __attribute__((aligned(SHMPOOL_CACHE_LINE)));
 	uint64_t put_common_pool_objs;
@@ -108,7 +112,7 @@ _shmpool_generic_get(struct shmpool *pool, void **objs, unsigned int n,
 		struct shmpool_cache *cache)
 {
 	if (caa_likely(cache != NULL && pool != NULL && objs != NULL &&
-			n - 1 < cache->len)) {
+			n - 1 < cache->len && !cache->flush_req)) {
 		uint32_t len = cache->len - n;
 		const uint32_t *src = &cache->objs[len];
 		unsigned int i;
@@ -130,7 +134,8 @@ _shmpool_generic_put(struct shmpool *pool, void * const *objs,
 		unsigned int n, struct shmpool_cache *cache)
 {
 	if (caa_likely(cache != NULL && pool != NULL && objs != NULL &&
-			n - 1 < cache->flushthresh - cache->len)) {
+			n - 1 < cache->flushthresh - cache->len &&
+			!cache->flush_req)) {
 		uint32_t *dst = &cache->objs[cache->len];
 		unsigned int i;
 
