@@ -323,6 +323,59 @@ START_TEST(test_claimed_cache)
 }
 END_TEST
 
+/*
+ * A flush request (shmpoolctl flush sets flush_req): the next get or put,
+ * hit or not, empties the cache into the ring first, uncounted, and clears
+ * the request; then the call goes on as on an empty cache.
+ */
+START_TEST(test_flush_request)
+{
+	struct shmpool_stats before, after;
+	struct shmpool *pool;
+	struct shmpool_cache *c;
+	void *x[8], *y;
+
+	tu_create("flushreq", 1024, 64, 32, 4);
+	pool = tu_attach("flushreq", -1);
+	c = shmpool_default_cache(pool);
+
+	/* Miss: refill 40, take 8: 32 cached, then 8 back: 40. */
+	ck_assert_int_eq(shmpool_get_bulk(pool, x, 8), 0);
+	ck_assert_int_eq(shmpool_put_bulk(pool, x, 8), 0);
+	ck_assert_uint_eq(c->len, 40);
+	ck_assert_uint_eq(ring_objs(pool), 1024 - 40);
+
+	/* A get that would hit: the 40 go back first, then a refill of
+	 * 32 + 1, of which 1 is returned. */
+	shmpool_stats_read(pool, shmpool_cache_slot(c), &before);
+	c->flush_req = 1;
+	ck_assert_int_eq(shmpool_get(pool, &y), 0);
+	ck_assert_uint_eq(c->flush_req, 0);
+	ck_assert_uint_eq(c->len, 32);
+	ck_assert_uint_eq(ring_objs(pool), 1024 - 33);
+	shmpool_stats_read(pool, shmpool_cache_slot(c), &after);
+#if SHMPOOL_STATS
+	/* The flush itself is not counted: only the refill and the get. */
+	ck_assert_uint_eq(after.put_common_pool_bulk,
+		before.put_common_pool_bulk);
+	ck_assert_uint_eq(after.get_common_pool_bulk,
+		before.get_common_pool_bulk + 1);
+	ck_assert_uint_eq(after.get_common_pool_objs,
+		before.get_common_pool_objs + 33);
+	ck_assert_uint_eq(after.get_success_objs, before.get_success_objs + 1);
+#endif
+
+	/* A put that would hit: the 32 go back, then the one is cached. */
+	c->flush_req = 1;
+	ck_assert_int_eq(shmpool_put(pool, y), 0);
+	ck_assert_uint_eq(c->flush_req, 0);
+	ck_assert_uint_eq(c->len, 1);
+	ck_assert_uint_eq(ring_objs(pool), 1023);
+	ck_assert_uint_eq(shmpool_avail_count(pool), 1024);
+	shmpool_detach(pool);
+}
+END_TEST
+
 START_TEST(test_largest_cache)
 {
 	struct shmpool *pool;
@@ -364,6 +417,7 @@ cache_suite(void)
 	tcase_add_test(tc, test_cache_size_zero);
 	tcase_add_test(tc, test_claimed_cache);
 	tcase_add_test(tc, test_largest_cache);
+	tcase_add_test(tc, test_flush_request);
 	suite_add_tcase(s, tc);
 	return s;
 }
