@@ -1,16 +1,19 @@
 /*
- * shmpoolctl.c - create, destroy, list and describe pools through shmpoold.
+ * shmpoolctl.c - create, destroy, list, describe and flush pools through
+ * shmpoold; run verbs from a batch file; dump and watch (dump.c, watch.c)
+ * read the segments themselves.
  *
  * Each verb checks its arguments here, sends one request over the control
- * protocol (shmpool-protocol(7)) and prints the reply.  Exit status: 0 ok,
- * 1 the request failed, 2 usage error, 3 shmpoold unreachable, 4 no such
- * pool.
+ * protocol (shmpool-protocol(7)) and prints the reply, as text or as one
+ * JSON document.  Exit status: 0 ok, 1 the request failed, 2 usage error,
+ * 3 shmpoold unreachable, 4 no such pool.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,41 +21,40 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "proto.h"
-#include "shmpool.h"
-
-#define EXIT_OK			0
-#define EXIT_FAILED		1
-#define EXIT_USAGE		2
-#define EXIT_UNREACHABLE	3
-#define EXIT_NO_POOL		4
+#include "shmpoolctl.h"
 
 #define MODE_MAX		0777
 #define ACCOUNT_MAX		255	/* bytes in a user or group */
 
-/* What getopt names in its messages, and what ours start with. */
-static char progname[] = "shmpoolctl";
+/* What our messages start with. */
+char progname[] = "shmpoolctl";
 
 static const char usage_main[] =
-	"usage: shmpoolctl [-s|--socket PATH] [-h|--help] [-V|--version] "
-	"VERB ARGS...\n";
+	"usage: shmpoolctl [-s|--socket PATH] [--json] VERB ARGS...\n"
+	"       shmpoolctl [-s|--socket PATH] [--json] -f|--file FILE|- "
+	"[--keep-going]\n"
+	"       shmpoolctl -h|--help | -V|--version\n";
 
 static const char usage_create[] =
 	"usage: shmpoolctl [-s PATH] create NAME --objects N --object-size S\n"
 	"         [--cache C] [--slots K] [--huge require|prefer|never]\n"
-	"         [--owner U] [--group G] [--mode M] [--if-not-exists]\n";
+	"         [--owner U] [--group G] [--mode M] [--if-not-exists] "
+	"[--json]\n";
 
 static const char usage_destroy[] =
-	"usage: shmpoolctl [-s PATH] destroy NAME [--force]\n";
+	"usage: shmpoolctl [-s PATH] destroy NAME [--force] [--json]\n";
 
 static const char usage_list[] =
-	"usage: shmpoolctl [-s PATH] list\n";
+	"usage: shmpoolctl [-s PATH] list [--json]\n";
 
 static const char usage_info[] =
-	"usage: shmpoolctl [-s PATH] info NAME\n";
+	"usage: shmpoolctl [-s PATH] info NAME [--json]\n";
 
 static const char usage_ping[] =
-	"usage: shmpoolctl [-s PATH] ping\n";
+	"usage: shmpoolctl [-s PATH] ping [--json]\n";
+
+static const char usage_flush[] =
+	"usage: shmpoolctl [-s PATH] flush NAME --slot K [--json]\n";
 
 static const char help_text[] =
 	"\n"
@@ -67,24 +69,28 @@ static const char help_text[] =
 	"  list               list the pools\n"
 	"  info NAME          describe the pool NAME\n"
 	"  ping               check that shmpoold answers\n"
+	"  flush NAME --slot K\n"
+	"                     have the cache in slot K of NAME emptied into\n"
+	"                     the ring\n"
+	"  dump [NAME] [--per-cache] [--json|--prometheus]\n"
+	"                     print the pools' geometry, counts and counters,\n"
+	"                     read from the segments (no daemon needed)\n"
+	"  watch [NAME] [--interval S] [--count N]\n"
+	"                     show get, put and ring rates every S seconds\n"
+	"Each verb takes --json and --help.\n"
 	"\n"
 	"Options:\n"
 	"  -s, --socket PATH  shmpoold's socket (default: $" PROTO_SOCKET_ENV
 	" or\n"
 	"                     " PROTO_SOCKET_DEFAULT ")\n"
+	"      --json         print one JSON document\n"
+	"  -f, --file FILE    run the verbs of FILE, one a line (- for stdin)\n"
+	"      --keep-going   with -f: go on after a line that fails\n"
 	"  -h, --help         print this help and exit\n"
 	"  -V, --version      print the version and exit\n"
 	"\n"
 	"Exit status: 0 ok, 1 the request failed, 2 usage error, 3 shmpoold\n"
 	"unreachable, 4 no such pool.\n";
-
-/* One exchange with the daemon. */
-struct ctl {
-	const char *socket;		/* NULL: proto_socket_path() */
-	char *buf;			/* PROTO_REPLY_MAX + 1 bytes */
-	struct proto_msg msg;		/* the reply, parsed */
-	int unreachable;		/* no reply came */
-};
 
 /* A request being built: "VERB key=value ...". */
 struct req {
@@ -92,29 +98,106 @@ struct req {
 	size_t len;
 };
 
-/* Print "shmpoolctl: problem" and the verb's usage; return EXIT_USAGE. */
-static int usage_error(const char *usage, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int
-usage_error(const char *usage, const char *fmt, ...)
+static void
+vreport(const struct ctl *c, const char *fmt, va_list ap, char *msg,
+		size_t msgsz)
 {
+	vsnprintf(msg, msgsz, fmt, ap);
+	/* What was printed comes before what went wrong. */
+	if (c->out == stdout)
+		fflush(stdout);
+	if (c->where != NULL)
+		fprintf(stderr, "%s: %s: %s\n", progname, c->where, msg);
+	else
+		fprintf(stderr, "%s: %s\n", progname, msg);
+}
+
+static void
+error_doc(struct ctl *c, int status, const char *code, const char *field,
+		const char *value, const char *msg)
+{
+	struct jw w;
+
+	jw_init(&w, c->out);
+	jw_obj_open(&w, NULL);
+	jw_obj_open(&w, "error");
+	jw_i64(&w, "exit", status);
+	jw_str(&w, "code", code);
+	jw_str(&w, "message", msg);
+	if (field != NULL)
+		jw_str(&w, "field", field);
+	if (value != NULL)
+		jw_str(&w, "value", value);
+	jw_obj_close(&w);
+	jw_obj_close(&w);
+	jw_end(&w);
+}
+
+int
+ctl_error(struct ctl *c, int status, const char *code, const char *field,
+		const char *value, const char *fmt, ...)
+{
+	char msg[CTL_ERRMSG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(c, fmt, ap, msg, sizeof(msg));
+	va_end(ap);
+	if (c->json)
+		error_doc(c, status, code, field, value, msg);
+	return status;
+}
+
+void
+ctl_warn(const struct ctl *c, const char *fmt, ...)
+{
+	char msg[CTL_ERRMSG_MAX];
+	va_list ap;
+
+	if (c->quiet)
+		return;
+	va_start(ap, fmt);
+	vreport(c, fmt, ap, msg, sizeof(msg));
+	va_end(ap);
+}
+
+int
+usage_error(struct ctl *c, const char *usage, const char *fmt, ...)
+{
+	char msg[CTL_ERRMSG_MAX] = "";
 	va_list ap;
 
 	if (fmt != NULL) {
-		fprintf(stderr, "%s: ", progname);
 		va_start(ap, fmt);
-		vfprintf(stderr, fmt, ap);
+		vreport(c, fmt, ap, msg, sizeof(msg));
 		va_end(ap);
-		fputc('\n', stderr);
 	}
 	fputs(usage, stderr);
+	if (c->json)
+		error_doc(c, EXIT_USAGE, "usage", NULL, NULL, msg);
 	return EXIT_USAGE;
+}
+
+int
+verb_help(struct ctl *c, const char *usage)
+{
+	struct jw w;
+
+	if (!c->json) {
+		fputs(usage, c->out);
+		return EXIT_OK;
+	}
+	jw_init(&w, c->out);
+	jw_obj_open(&w, NULL);
+	jw_str(&w, "usage", usage);
+	jw_obj_close(&w);
+	jw_end(&w);
+	return EXIT_OK;
 }
 
 /* Append " key=value" (or the verb alone when value is NULL). */
 static int
-req_add(struct req *r, const char *key, const char *value)
+req_add(struct ctl *c, struct req *r, const char *key, const char *value)
 {
 	size_t room = sizeof(r->text) - r->len;
 	int n;
@@ -124,22 +207,20 @@ req_add(struct req *r, const char *key, const char *value)
 			r->len != 0 ? " " : "", key);
 	else
 		n = snprintf(r->text + r->len, room, " %s=%s", key, value);
-	if (n < 0 || (size_t)n >= room) {
-		fprintf(stderr, "%s: the request would exceed %d bytes\n",
-			progname, PROTO_REQ_MAX);
-		return -1;
-	}
+	if (n < 0 || (size_t)n >= room)
+		return usage_error(c, "", "the request would exceed %d bytes",
+			PROTO_REQ_MAX);
 	r->len += (size_t)n;
 	return 0;
 }
 
 static int
-req_add_u64(struct req *r, const char *key, uint64_t value)
+req_add_u64(struct ctl *c, struct req *r, const char *key, uint64_t value)
 {
 	char num[24];
 
 	snprintf(num, sizeof(num), "%" PRIu64, value);
-	return req_add(r, key, num);
+	return req_add(c, r, key, num);
 }
 
 /*
@@ -169,20 +250,34 @@ ctl_call(struct ctl *c, const struct req *r)
 	return ret;
 }
 
-/* Report a failed call; returns the exit status. */
+/*
+ * Report a failed call; returns the exit status.  ENOENT is "no such
+ * pool" (4) when no_pool is set and the daemon blamed the name (or
+ * nothing in particular).
+ */
 static int
-ctl_fail(const struct ctl *c, int ret, int enoent_is_no_pool)
+call_fail(struct ctl *c, int ret, int no_pool)
 {
 	const char *text = shmpool_last_error();
+	const char *code = NULL, *field = NULL, *value = NULL;
+	int status = EXIT_FAILED;
 
 	if (text == NULL || text[0] == '\0')
-		text = proto_errname(ret);
-	fprintf(stderr, "%s: %s\n", progname, text);
+		text = strerror(-ret);
 	if (c->unreachable)
-		return EXIT_UNREACHABLE;
-	if (enoent_is_no_pool && ret == -ENOENT)
-		return EXIT_NO_POOL;
-	return EXIT_FAILED;
+		return ctl_error(c, EXIT_UNREACHABLE, "unreachable", NULL,
+			NULL, "%s", text);
+	if (c->msg.verb != NULL && strcmp(c->msg.verb, "error") == 0 &&
+	    c->msg.code != NULL && c->msg.code[0] != '\0') {
+		code = c->msg.code;
+		field = proto_get(&c->msg, "field");
+		value = proto_get(&c->msg, "value");
+	}
+	if (no_pool && ret == -ENOENT &&
+	    (field == NULL || strcmp(field, "name") == 0))
+		status = EXIT_NO_POOL;
+	return ctl_error(c, status, code != NULL ? code : proto_errname(ret),
+		field, value, "%s", text);
 }
 
 static const char *
@@ -193,96 +288,208 @@ reply_get(const struct ctl *c, const char *key)
 	return v != NULL ? v : "?";
 }
 
-/* Take NAME from the arguments left over: exactly one, a valid name. */
+/* A reply value as JSON: a number when it reads as one, else a string. */
 static int
-take_name(const char *usage, char **args, int nargs, const char **namep)
+is_number(const char *v)
 {
+	size_t i, len = strlen(v);
+
+	if (len == 0 || len > 20 || (v[0] == '0' && len > 1))
+		return 0;
+	for (i = 0; i < len; i++)
+		if (v[i] < '0' || v[i] > '9')
+			return 0;
+	return 1;
+}
+
+/* Keys whose values stay strings, however they read. */
+static int
+is_string_key(const char *key)
+{
+	static const char * const keys[] = {
+		"name", "path", "mode", "version", "memory", "huge-policy",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strcmp(key, keys[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* One reply key=value as a JSON member: '-' in the key becomes '_'. */
+static void
+jw_reply_kv(struct jw *w, const char *key, const char *value)
+{
+	char k[64];
+	size_t i;
+
+	snprintf(k, sizeof(k), "%s", key);
+	for (i = 0; k[i] != '\0'; i++)
+		if (k[i] == '-')
+			k[i] = '_';
+	if (strcmp(key, "broken") == 0 &&
+	    (strcmp(value, "yes") == 0 || strcmp(value, "no") == 0))
+		jw_bool(w, k, value[0] == 'y');
+	else if (!is_string_key(key) && is_number(value))
+		jw_raw(w, k, value, strlen(value));
+	else
+		jw_str(w, k, value);
+}
+
+/* Take NAME from the arguments left over: one (or none if optional). */
+int
+take_name(struct ctl *c, const char *usage, char **args, int nargs,
+		int required, const char **namep)
+{
+	*namep = NULL;
 	if (nargs == 0)
-		return usage_error(usage, "missing the pool NAME");
+		return required ? usage_error(c, usage,
+			"missing the pool NAME") : 0;
 	if (nargs > 1)
-		return usage_error(usage, "unexpected argument '%s'", args[1]);
+		return usage_error(c, usage, "unexpected argument '%s'",
+			args[1]);
 	if (!shmpool_name_valid(args[0]))
-		return usage_error(usage, "bad pool name '%s': a name is 1-%d "
-			"of A-Z a-z 0-9 . _ -, not starting with '.'",
+		return usage_error(c, usage, "bad pool name '%s': a name is "
+			"1-%d of A-Z a-z 0-9 . _ -, not starting with '.'",
 			args[0], SHMPOOL_NAME_MAX);
 	*namep = args[0];
 	return 0;
 }
 
-/*
- * Parse the arguments of a verb: the options in opts, the non-options
- * (in any order among them) gathered in args[0 .. *nargs).  argv[0] is
- * the verb, which is replaced by the program's name for getopt's
- * messages.  Returns the next option as getopt_long() does, with 1 never
- * returned; -1 at the end.
- */
-struct verb_args {
-	int argc;
-	char **argv;
-	const struct option *opts;
-	char **args;			/* argc entries */
-	int nargs;
-};
-
-static int
-next_opt(struct verb_args *va)
+int
+verb_args_init(struct verb_args *va, struct ctl *c, const char *usage,
+		int argc, char **argv, const struct option *opts)
 {
-	int ch;
-
-	for (;;) {
-		/* "-": non-options come back as 1, whatever the environment. */
-		ch = getopt_long(va->argc, va->argv, "-h", va->opts, NULL);
-		if (ch != 1)
-			break;
-		va->args[va->nargs++] = optarg;
-	}
-	if (ch == -1)
-		/* What follows "--" is not options. */
-		while (optind < va->argc)
-			va->args[va->nargs++] = va->argv[optind++];
-	return ch;
-}
-
-static int
-verb_args_init(struct verb_args *va, int argc, char **argv,
-		const struct option *opts)
-{
+	va->c = c;
+	va->usage = usage;
 	va->argc = argc;
 	va->argv = argv;
 	va->opts = opts;
 	va->nargs = 0;
 	va->args = calloc((size_t)argc, sizeof(*va->args));
-	if (va->args == NULL) {
-		fprintf(stderr, "%s: out of memory\n", progname);
-		return -1;
-	}
+	if (va->args == NULL)
+		return ctl_fail_local(c, ENOMEM, "out of memory");
 	argv[0] = progname;
 	optind = 0;		/* reinitialize getopt for a new vector */
-	opterr = 1;
+	opterr = 0;		/* our messages, with their FILE:LINE */
 	return 0;
 }
 
-static int
-verb_help(const char *usage)
+void
+verb_args_free(struct verb_args *va)
 {
-	fputs(usage, stdout);
-	return EXIT_OK;
+	free(va->args);
+	va->args = NULL;
+}
+
+/* The options that only come before the verb. */
+static int
+is_global_opt(const char *arg)
+{
+	static const char * const opts[] = {
+		"-s", "-f", "-V", "--socket", "--file", "--keep-going",
+		"--version",
+	};
+	size_t i, len;
+
+	for (i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+		len = strlen(opts[i]);
+		if (strncmp(arg, opts[i], len) == 0 &&
+		    (arg[len] == '\0' || arg[len] == '=' ||
+		     (opts[i][1] != '-' && arg[2] != '\0')))
+			return 1;
+	}
+	return 0;
+}
+
+/* Say what getopt found wrong with the option just read. */
+static int
+opt_problem(struct verb_args *va, int ch)
+{
+	const char *arg = optind > 0 && optind <= va->argc ?
+		va->argv[optind - 1] : "";
+	const struct option *o;
+	size_t len;
+	int matches = 0;
+
+	if (!va->top && arg[0] == '-' && is_global_opt(arg))
+		return usage_error(va->c, va->usage, va->c->where != NULL ?
+			"'%s' is not allowed in a batch line: global options "
+			"come before -f" : "'%s' is a global option: give it "
+			"before the verb", arg);
+	if (ch == ':' && strncmp(arg, "--", 2) != 0)
+		return usage_error(va->c, va->usage, "option '-%c' needs an "
+			"argument", optopt > 0 && optopt < 128 ? optopt : '?');
+	if (ch == ':') {
+		for (o = va->opts; o->name != NULL; o++)
+			if (o->val == optopt && o->has_arg != no_argument)
+				return usage_error(va->c, va->usage, "option "
+					"'--%s' needs an argument", o->name);
+		return usage_error(va->c, va->usage, "option '%s' needs an "
+			"argument", arg);
+	}
+	if (strncmp(arg, "--", 2) != 0)
+		return usage_error(va->c, va->usage, "unknown option '-%c'",
+			optopt > 0 && optopt < 128 ? optopt : '?');
+	len = strcspn(arg + 2, "=");
+	for (o = va->opts; o->name != NULL; o++) {
+		if (strncmp(o->name, arg + 2, len) != 0)
+			continue;
+		if (o->name[len] == '\0')
+			return usage_error(va->c, va->usage, "option '--%s' "
+				"takes no argument", o->name);
+		matches++;
+	}
+	if (matches > 1)
+		return usage_error(va->c, va->usage, "option '%.*s' is "
+			"ambiguous", (int)len + 2, arg);
+	return usage_error(va->c, va->usage, "unknown option '%.*s'",
+		(int)len + 2, arg);
+}
+
+int
+next_opt(struct verb_args *va, int *status)
+{
+	int ch;
+
+	for (;;) {
+		/* "-": non-options come back as 1, whatever the
+		 * environment; ":": a missing argument as ':'. */
+		ch = getopt_long(va->argc, va->argv, "-:h", va->opts, NULL);
+		if (ch == 1)
+			va->args[va->nargs++] = optarg;
+		else if (ch == OPT_JSON)
+			va->c->json = 1;
+		else
+			break;
+	}
+	if (ch == -1)
+		/* What follows "--" is not options. */
+		while (optind < va->argc)
+			va->args[va->nargs++] = va->argv[optind++];
+	if (ch == '?' || ch == ':') {
+		*status = opt_problem(va, ch);
+		return '?';
+	}
+	return ch;
 }
 
 /* A decimal option in [min, max], or a usage error. */
-static int
-parse_num(const char *usage, const char *opt, const char *s, uint64_t min,
-		uint64_t max, uint64_t *out)
+int
+parse_num(struct ctl *c, const char *usage, const char *opt, const char *s,
+		uint64_t min, uint64_t max, uint64_t *out)
 {
 	if (proto_u64(s, min, max, out) < 0)
-		return usage_error(usage, "--%s: '%s' is not a decimal number "
-			"in %" PRIu64 "..%" PRIu64, opt, s, min, max);
+		return usage_error(c, usage, "--%s: '%s' is not a decimal "
+			"number in %" PRIu64 "..%" PRIu64, opt, s, min, max);
 	return 0;
 }
 
 /* A user or group: a name or a number, one protocol token. */
 static int
-parse_account(const char *usage, const char *opt, const char *s)
+parse_account(struct ctl *c, const char *usage, const char *opt,
+		const char *s)
 {
 	size_t i, len = strlen(s);
 
@@ -290,15 +497,15 @@ parse_account(const char *usage, const char *opt, const char *s)
 		if (s[i] < 0x21 || s[i] > 0x7e || s[i] == '=')
 			break;
 	if (len == 0 || len > ACCOUNT_MAX || i < len)
-		return usage_error(usage, "--%s: '%.*s' is not a %s name or "
-			"number", opt, ACCOUNT_MAX, s,
+		return usage_error(c, usage, "--%s: '%.*s' is not a %s name "
+			"or number", opt, ACCOUNT_MAX, s,
 			strcmp(opt, "owner") == 0 ? "user" : "group");
 	return 0;
 }
 
 /* An octal mode, 0 .. 0777. */
 static int
-parse_mode(const char *usage, const char *s, unsigned int *out)
+parse_mode(struct ctl *c, const char *usage, const char *s, unsigned int *out)
 {
 	unsigned int v = 0;
 	const char *p;
@@ -309,8 +516,8 @@ parse_mode(const char *usage, const char *s, unsigned int *out)
 			break;
 	}
 	if (p == s || *p != '\0')
-		return usage_error(usage, "--mode: '%s' is not an octal mode "
-			"in 0..0777", s);
+		return usage_error(c, usage, "--mode: '%s' is not an octal "
+			"mode in 0..0777", s);
 	*out = v;
 	return 0;
 }
@@ -326,6 +533,7 @@ enum {
 	OPT_MODE,
 	OPT_IF_NOT_EXISTS,
 	OPT_FORCE,
+	OPT_SLOT,
 };
 
 static const struct option create_opts[] = {
@@ -338,7 +546,7 @@ static const struct option create_opts[] = {
 	{ "group", required_argument, NULL, OPT_GROUP },
 	{ "mode", required_argument, NULL, OPT_MODE },
 	{ "if-not-exists", no_argument, NULL, OPT_IF_NOT_EXISTS },
-	{ "help", no_argument, NULL, 'h' },
+	VERB_COMMON_OPTS,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -351,32 +559,33 @@ struct create_args {
 	int has_mode, if_not_exists;
 };
 
+/* Returns 0, -1 for --help, or the status of a usage error. */
 static int
 create_parse(struct verb_args *va, struct create_args *a)
 {
+	struct ctl *c = va->c;
 	const char *u = usage_create;
-	int ch, ret;
+	int ch, ret = 0;
 
-	while ((ch = next_opt(va)) != -1) {
-		ret = 0;
+	while ((ch = next_opt(va, &ret)) != -1) {
 		switch (ch) {
 		case OPT_OBJECTS:
-			ret = parse_num(u, "objects", optarg, 1,
+			ret = parse_num(c, u, "objects", optarg, 1,
 				SHMPOOL_OBJ_COUNT_MAX, &a->objects);
 			a->has_objects = 1;
 			break;
 		case OPT_OBJECT_SIZE:
-			ret = parse_num(u, "object-size", optarg, 1,
+			ret = parse_num(c, u, "object-size", optarg, 1,
 				SHMPOOL_OBJ_SIZE_MAX, &a->object_size);
 			a->has_object_size = 1;
 			break;
 		case OPT_CACHE:
-			ret = parse_num(u, "cache", optarg, 0,
+			ret = parse_num(c, u, "cache", optarg, 0,
 				SHMPOOL_CACHE_MAX_SIZE, &a->cache);
 			a->has_cache = 1;
 			break;
 		case OPT_SLOTS:
-			ret = parse_num(u, "slots", optarg, 1,
+			ret = parse_num(c, u, "slots", optarg, 1,
 				SHMPOOL_SLOTS_MAX, &a->slots);
 			a->has_slots = 1;
 			break;
@@ -384,20 +593,20 @@ create_parse(struct verb_args *va, struct create_args *a)
 			if (strcmp(optarg, "require") != 0 &&
 			    strcmp(optarg, "prefer") != 0 &&
 			    strcmp(optarg, "never") != 0)
-				return usage_error(u, "--huge: '%s' is not "
+				ret = usage_error(c, u, "--huge: '%s' is not "
 					"require, prefer or never", optarg);
 			a->huge = optarg;
 			break;
 		case OPT_OWNER:
-			ret = parse_account(u, "owner", optarg);
+			ret = parse_account(c, u, "owner", optarg);
 			a->owner = optarg;
 			break;
 		case OPT_GROUP:
-			ret = parse_account(u, "group", optarg);
+			ret = parse_account(c, u, "group", optarg);
 			a->group = optarg;
 			break;
 		case OPT_MODE:
-			ret = parse_mode(u, optarg, &a->mode);
+			ret = parse_mode(c, u, optarg, &a->mode);
 			a->has_mode = 1;
 			break;
 		case OPT_IF_NOT_EXISTS:
@@ -406,23 +615,23 @@ create_parse(struct verb_args *va, struct create_args *a)
 		case 'h':
 			return -1;
 		default:
-			/* getopt said what was wrong. */
-			return usage_error(u, NULL);
+			/* next_opt() said what was wrong. */
+			break;
 		}
 		if (ret != 0)
 			return ret;
 	}
 
-	ret = take_name(u, va->args, va->nargs, &a->name);
+	ret = take_name(c, u, va->args, va->nargs, 1, &a->name);
 	if (ret != 0)
 		return ret;
 	if (!a->has_objects)
-		return usage_error(u, "--objects is required");
+		return usage_error(c, u, "--objects is required");
 	if (!a->has_object_size)
-		return usage_error(u, "--object-size is required");
+		return usage_error(c, u, "--object-size is required");
 	/* A cache flushes at 1.5 times its size: the pool must hold that. */
 	if (a->has_cache && a->cache * 3 > a->objects * 2)
-		return usage_error(u, "--cache: %" PRIu64 " needs at least "
+		return usage_error(c, u, "--cache: %" PRIu64 " needs at least "
 			"%" PRIu64 " objects (1.5 times), --objects is %"
 			PRIu64, a->cache, (a->cache * 3 + 1) / 2, a->objects);
 	return 0;
@@ -434,53 +643,79 @@ do_create(struct ctl *c, int argc, char **argv)
 	struct create_args a;
 	struct verb_args va;
 	struct req r = { .len = 0 };
+	const char *name;
 	char mode[16];
+	struct jw w;
 	int ret;
 
 	memset(&a, 0, sizeof(a));
-	if (verb_args_init(&va, argc, argv, create_opts) < 0)
-		return EXIT_FAILED;
+	ret = verb_args_init(&va, c, usage_create, argc, argv, create_opts);
+	if (ret != 0)
+		return ret;
 	ret = create_parse(&va, &a);
-	free(va.args);
+	verb_args_free(&va);
 	if (ret < 0)
-		return verb_help(usage_create);
+		return verb_help(c, usage_create);
 	if (ret != 0)
 		return ret;
 
-	if (req_add(&r, "create", NULL) < 0 ||
-	    req_add(&r, "name", a.name) < 0 ||
-	    req_add_u64(&r, "objects", a.objects) < 0 ||
-	    req_add_u64(&r, "object-size", a.object_size) < 0 ||
-	    (a.has_cache && req_add_u64(&r, "cache", a.cache) < 0) ||
-	    (a.has_slots && req_add_u64(&r, "slots", a.slots) < 0) ||
-	    (a.huge != NULL && req_add(&r, "huge", a.huge) < 0) ||
-	    (a.owner != NULL && req_add(&r, "owner", a.owner) < 0) ||
-	    (a.group != NULL && req_add(&r, "group", a.group) < 0))
-		return EXIT_USAGE;
-	if (a.has_mode) {
+	if (a.has_mode)
 		snprintf(mode, sizeof(mode), "0%03o", a.mode);
-		if (req_add(&r, "mode", mode) < 0)
-			return EXIT_USAGE;
-	}
+	if ((ret = req_add(c, &r, "create", NULL)) != 0 ||
+	    (ret = req_add(c, &r, "name", a.name)) != 0 ||
+	    (ret = req_add_u64(c, &r, "objects", a.objects)) != 0 ||
+	    (ret = req_add_u64(c, &r, "object-size", a.object_size)) != 0 ||
+	    (a.has_cache &&
+	     (ret = req_add_u64(c, &r, "cache", a.cache)) != 0) ||
+	    (a.has_slots &&
+	     (ret = req_add_u64(c, &r, "slots", a.slots)) != 0) ||
+	    (a.huge != NULL && (ret = req_add(c, &r, "huge", a.huge)) != 0) ||
+	    (a.owner != NULL &&
+	     (ret = req_add(c, &r, "owner", a.owner)) != 0) ||
+	    (a.group != NULL &&
+	     (ret = req_add(c, &r, "group", a.group)) != 0) ||
+	    (a.has_mode && (ret = req_add(c, &r, "mode", mode)) != 0))
+		return ret;
 
 	ret = ctl_call(c, &r);
 	if (ret == -EEXIST && a.if_not_exists && !c->unreachable) {
-		printf("pool %s exists\n", a.name);
+		if (c->json) {
+			jw_init(&w, c->out);
+			jw_obj_open(&w, NULL);
+			jw_str(&w, "name", a.name);
+			jw_bool(&w, "created", 0);
+			jw_obj_close(&w);
+			jw_end(&w);
+		} else {
+			fprintf(c->out, "pool %s exists\n", a.name);
+		}
 		return EXIT_OK;
 	}
 	if (ret < 0)
-		return ctl_fail(c, ret, 0);
-	printf("created %s (memory=%s page-size=%s path=%s)\n",
-		proto_get(&c->msg, "name") != NULL ?
-		proto_get(&c->msg, "name") : a.name,
-		reply_get(c, "memory"), reply_get(c, "page-size"),
-		reply_get(c, "path"));
+		return call_fail(c, ret, 0);
+	name = proto_get(&c->msg, "name") != NULL ?
+		proto_get(&c->msg, "name") : a.name;
+	if (!c->json) {
+		fprintf(c->out, "created %s (memory=%s page-size=%s path=%s)\n",
+			name, reply_get(c, "memory"), reply_get(c, "page-size"),
+			reply_get(c, "path"));
+		return EXIT_OK;
+	}
+	jw_init(&w, c->out);
+	jw_obj_open(&w, NULL);
+	jw_str(&w, "name", name);
+	jw_bool(&w, "created", 1);
+	jw_reply_kv(&w, "path", reply_get(c, "path"));
+	jw_reply_kv(&w, "memory", reply_get(c, "memory"));
+	jw_reply_kv(&w, "page-size", reply_get(c, "page-size"));
+	jw_obj_close(&w);
+	jw_end(&w);
 	return EXIT_OK;
 }
 
 static const struct option destroy_opts[] = {
 	{ "force", no_argument, NULL, OPT_FORCE },
-	{ "help", no_argument, NULL, 'h' },
+	VERB_COMMON_OPTS,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -490,75 +725,101 @@ do_destroy(struct ctl *c, int argc, char **argv)
 	struct verb_args va;
 	struct req r = { .len = 0 };
 	const char *name = NULL;
-	int ch, force = 0, ret = 0;
+	int ch, force = 0, ret;
+	struct jw w;
 
-	if (verb_args_init(&va, argc, argv, destroy_opts) < 0)
-		return EXIT_FAILED;
-	while (ret == 0 && (ch = next_opt(&va)) != -1) {
+	ret = verb_args_init(&va, c, usage_destroy, argc, argv, destroy_opts);
+	if (ret != 0)
+		return ret;
+	while (ret == 0 && (ch = next_opt(&va, &ret)) != -1) {
 		if (ch == OPT_FORCE)
 			force = 1;
 		else if (ch == 'h')
 			ret = -1;
-		else
-			ret = usage_error(usage_destroy, NULL);
 	}
 	if (ret == 0)
-		ret = take_name(usage_destroy, va.args, va.nargs, &name);
-	free(va.args);
+		ret = take_name(c, usage_destroy, va.args, va.nargs, 1, &name);
+	verb_args_free(&va);
 	if (ret < 0)
-		return verb_help(usage_destroy);
+		return verb_help(c, usage_destroy);
 	if (ret != 0)
 		return ret;
 
-	if (req_add(&r, "destroy", NULL) < 0 ||
-	    req_add(&r, "name", name) < 0 ||
-	    (force && req_add(&r, "force", "1") < 0))
-		return EXIT_USAGE;
+	if ((ret = req_add(c, &r, "destroy", NULL)) != 0 ||
+	    (ret = req_add(c, &r, "name", name)) != 0 ||
+	    (force && (ret = req_add(c, &r, "force", "1")) != 0))
+		return ret;
 	ret = ctl_call(c, &r);
 	if (ret < 0)
-		return ctl_fail(c, ret, 1);
-	printf("destroyed %s\n", name);
+		return call_fail(c, ret, 1);
+	if (!c->json) {
+		fprintf(c->out, "destroyed %s\n", name);
+		return EXIT_OK;
+	}
+	jw_init(&w, c->out);
+	jw_obj_open(&w, NULL);
+	jw_str(&w, "name", name);
+	jw_bool(&w, "destroyed", 1);
+	jw_obj_close(&w);
+	jw_end(&w);
 	return EXIT_OK;
 }
 
 static const struct option plain_opts[] = {
-	{ "help", no_argument, NULL, 'h' },
+	VERB_COMMON_OPTS,
 	{ NULL, 0, NULL, 0 },
 };
 
 /*
  * The arguments of a verb with no options: NAME when namep is not NULL,
- * else nothing.  Returns 0, -1 for --help, or EXIT_USAGE.
+ * else nothing.  Returns 0, -1 for --help, or the status of an error.
  */
 static int
-plain_parse(const char *usage, int argc, char **argv, const char **namep)
+plain_parse(struct ctl *c, const char *usage, int argc, char **argv,
+		const char **namep)
 {
 	struct verb_args va;
-	int ch, ret = 0;
+	int ch, ret;
 
-	if (verb_args_init(&va, argc, argv, plain_opts) < 0)
-		return EXIT_FAILED;
-	while (ret == 0 && (ch = next_opt(&va)) != -1)
-		ret = ch == 'h' ? -1 : usage_error(usage, NULL);
+	ret = verb_args_init(&va, c, usage, argc, argv, plain_opts);
+	if (ret != 0)
+		return ret;
+	while (ret == 0 && (ch = next_opt(&va, &ret)) != -1)
+		if (ch == 'h')
+			ret = -1;
 	if (ret == 0 && namep != NULL)
-		ret = take_name(usage, va.args, va.nargs, namep);
+		ret = take_name(c, usage, va.args, va.nargs, 1, namep);
 	else if (ret == 0 && va.nargs > 0)
-		ret = usage_error(usage, "unexpected argument '%s'",
+		ret = usage_error(c, usage, "unexpected argument '%s'",
 			va.args[0]);
-	free(va.args);
+	verb_args_free(&va);
 	return ret;
 }
 
-/* Print key: value for each key of the reply, in its order. */
+/* Print each key of the reply, in its order: key: value, or JSON. */
 static void
-print_keys(const struct proto_msg *msg)
+print_keys(struct ctl *c)
 {
+	const struct proto_msg *msg = &c->msg;
 	unsigned int i;
+	struct jw w;
 
+	if (!c->json) {
+		for (i = 0; i < msg->nkv; i++)
+			fprintf(c->out, "%s: %s\n", msg->kv[i].key,
+				msg->kv[i].value);
+		if (msg->text != NULL)
+			fprintf(c->out, "msg: %s\n", msg->text);
+		return;
+	}
+	jw_init(&w, c->out);
+	jw_obj_open(&w, NULL);
 	for (i = 0; i < msg->nkv; i++)
-		printf("%s: %s\n", msg->kv[i].key, msg->kv[i].value);
+		jw_reply_kv(&w, msg->kv[i].key, msg->kv[i].value);
 	if (msg->text != NULL)
-		printf("msg: %s\n", msg->text);
+		jw_str(&w, "msg", msg->text);
+	jw_obj_close(&w);
+	jw_end(&w);
 }
 
 static int
@@ -568,17 +829,18 @@ do_info(struct ctl *c, int argc, char **argv)
 	const char *name = NULL;
 	int ret;
 
-	ret = plain_parse(usage_info, argc, argv, &name);
+	ret = plain_parse(c, usage_info, argc, argv, &name);
 	if (ret < 0)
-		return verb_help(usage_info);
+		return verb_help(c, usage_info);
 	if (ret != 0)
 		return ret;
-	if (req_add(&r, "info", NULL) < 0 || req_add(&r, "name", name) < 0)
-		return EXIT_USAGE;
+	if ((ret = req_add(c, &r, "info", NULL)) != 0 ||
+	    (ret = req_add(c, &r, "name", name)) != 0)
+		return ret;
 	ret = ctl_call(c, &r);
 	if (ret < 0)
-		return ctl_fail(c, ret, 1);
-	print_keys(&c->msg);
+		return call_fail(c, ret, 1);
+	print_keys(c);
 	return EXIT_OK;
 }
 
@@ -588,17 +850,85 @@ do_ping(struct ctl *c, int argc, char **argv)
 	struct req r = { .len = 0 };
 	int ret;
 
-	ret = plain_parse(usage_ping, argc, argv, NULL);
+	ret = plain_parse(c, usage_ping, argc, argv, NULL);
 	if (ret < 0)
-		return verb_help(usage_ping);
+		return verb_help(c, usage_ping);
 	if (ret != 0)
 		return ret;
-	if (req_add(&r, "ping", NULL) < 0)
-		return EXIT_USAGE;
+	if ((ret = req_add(c, &r, "ping", NULL)) != 0)
+		return ret;
 	ret = ctl_call(c, &r);
 	if (ret < 0)
-		return ctl_fail(c, ret, 0);
-	print_keys(&c->msg);
+		return call_fail(c, ret, 0);
+	print_keys(c);
+	return EXIT_OK;
+}
+
+static const struct option flush_opts[] = {
+	{ "slot", required_argument, NULL, OPT_SLOT },
+	VERB_COMMON_OPTS,
+	{ NULL, 0, NULL, 0 },
+};
+
+static int
+do_flush(struct ctl *c, int argc, char **argv)
+{
+	struct verb_args va;
+	struct req r = { .len = 0 };
+	const char *name = NULL, *state;
+	uint64_t slot = 0;
+	int ch, has_slot = 0, ret;
+	struct jw w;
+
+	ret = verb_args_init(&va, c, usage_flush, argc, argv, flush_opts);
+	if (ret != 0)
+		return ret;
+	while (ret == 0 && (ch = next_opt(&va, &ret)) != -1) {
+		if (ch == OPT_SLOT) {
+			ret = parse_num(c, usage_flush, "slot", optarg, 0,
+				SHMPOOL_SLOTS_MAX - 1, &slot);
+			has_slot = 1;
+		} else if (ch == 'h') {
+			ret = -1;
+		}
+	}
+	if (ret == 0)
+		ret = take_name(c, usage_flush, va.args, va.nargs, 1, &name);
+	if (ret == 0 && !has_slot)
+		ret = usage_error(c, usage_flush, "--slot is required");
+	verb_args_free(&va);
+	if (ret < 0)
+		return verb_help(c, usage_flush);
+	if (ret != 0)
+		return ret;
+
+	if ((ret = req_add(c, &r, "flush", NULL)) != 0 ||
+	    (ret = req_add(c, &r, "name", name)) != 0 ||
+	    (ret = req_add_u64(c, &r, "slot", slot)) != 0)
+		return ret;
+	ret = ctl_call(c, &r);
+	if (ret < 0)
+		return call_fail(c, ret, 1);
+	state = reply_get(c, "state");
+	if (c->json) {
+		jw_init(&w, c->out);
+		jw_obj_open(&w, NULL);
+		jw_reply_kv(&w, "name", reply_get(c, "name"));
+		jw_reply_kv(&w, "slot", reply_get(c, "slot"));
+		jw_reply_kv(&w, "state", state);
+		jw_reply_kv(&w, "cached", reply_get(c, "cached"));
+		jw_obj_close(&w);
+		jw_end(&w);
+	} else if (strcmp(state, "reclaimed") == 0) {
+		fprintf(c->out, "pool %s slot %" PRIu64 ": owner gone, slot "
+			"reclaimed (%s objects back in the ring)\n", name,
+			slot, reply_get(c, "cached"));
+	} else {
+		fprintf(c->out, "pool %s slot %" PRIu64 ": flush requested "
+			"(%s objects cached); its owner empties it at its "
+			"next get or put\n", name, slot,
+			reply_get(c, "cached"));
+	}
 	return EXIT_OK;
 }
 
@@ -623,20 +953,21 @@ is_sep(char ch)
 	return ch == ' ' || ch == '\t';
 }
 
-/*
- * Split one line "pool key=value ..." in place into the columns of row
- * (missing keys read "-").  Returns 0, or -1 for a line that is not a
- * pool (skipped).
- */
+/* One line "pool key=value ..." of the list reply, split in place. */
+#define POOL_LINE_KEYS	16
+struct pool_line {
+	unsigned int nkv;
+	struct proto_kv kv[POOL_LINE_KEYS];
+};
+
+/* Returns 0, or -1 for a line that is not a pool (skipped). */
 static int
-list_parse_line(char *line, const char **row)
+pool_line_parse(char *line, struct pool_line *pl)
 {
 	char *p = line, *tok, *eq;
 	int first = 1;
-	unsigned int i;
 
-	for (i = 0; i < LIST_COLS; i++)
-		row[i] = "-";
+	pl->nkv = 0;
 	for (;;) {
 		while (is_sep(*p))
 			p++;
@@ -654,18 +985,62 @@ list_parse_line(char *line, const char **row)
 			continue;
 		}
 		eq = strchr(tok, '=');
-		if (eq == NULL)
+		if (eq == NULL || pl->nkv == POOL_LINE_KEYS)
 			continue;
 		*eq = '\0';
-		for (i = 0; i < LIST_COLS; i++)
-			if (strcmp(tok, list_cols[i].key) == 0)
-				row[i] = eq + 1;
+		pl->kv[pl->nkv].key = tok;
+		pl->kv[pl->nkv].value = eq + 1;
+		pl->nkv++;
 	}
 	return first ? -1 : 0;
 }
 
+static const char *
+pool_line_get(const struct pool_line *pl, const char *key)
+{
+	unsigned int i;
+
+	for (i = 0; i < pl->nkv; i++)
+		if (strcmp(pl->kv[i].key, key) == 0)
+			return pl->kv[i].value;
+	return NULL;
+}
+
+/*
+ * The pool lines of the list reply in c->buf, parsed in place; *np of
+ * them.  NULL (reported) when out of memory.
+ */
+static struct pool_line *
+list_lines(struct ctl *c, size_t *np)
+{
+	struct pool_line *lines;
+	size_t n = 0, max = 1;
+	char *p, *eol;
+
+	/* The pool lines follow the first; they are ours to cut up. */
+	p = c->msg.rest != NULL ? c->buf + (c->msg.rest - c->buf) : NULL;
+	for (eol = p; eol != NULL && *eol != '\0'; eol++)
+		if (*eol == '\n')
+			max++;
+	lines = calloc(max, sizeof(*lines));
+	if (lines == NULL) {
+		ctl_fail_local(c, ENOMEM, "out of memory");
+		return NULL;
+	}
+	while (p != NULL && *p != '\0') {
+		eol = strchr(p, '\n');
+		if (eol != NULL)
+			*eol = '\0';
+		if (n < max && pool_line_parse(p, &lines[n]) == 0)
+			n++;
+		p = eol != NULL ? eol + 1 : NULL;
+	}
+	*np = n;
+	return lines;
+}
+
 static void
-list_print_row(const char * const *row, const size_t *width)
+list_print_row(FILE *f, const char * const *row, const size_t *width)
 {
 	unsigned int i;
 
@@ -674,66 +1049,120 @@ list_print_row(const char * const *row, const size_t *width)
 		const char *sep = i + 1 < LIST_COLS ? " " : "\n";
 
 		if (list_cols[i].right)
-			printf("%*s%s", w, row[i], sep);
+			fprintf(f, "%*s%s", w, row[i], sep);
 		else if (i + 1 < LIST_COLS)
-			printf("%-*s%s", w, row[i], sep);
+			fprintf(f, "%-*s%s", w, row[i], sep);
 		else
-			printf("%s%s", row[i], sep);
+			fprintf(f, "%s%s", row[i], sep);
 	}
+}
+
+static void
+list_text(struct ctl *c, const struct pool_line *lines, size_t n)
+{
+	const char *head[LIST_COLS], *row[LIST_COLS], *v;
+	size_t width[LIST_COLS], i, j;
+
+	for (j = 0; j < LIST_COLS; j++) {
+		head[j] = list_cols[j].head;
+		width[j] = strlen(head[j]);
+		for (i = 0; i < n; i++) {
+			v = pool_line_get(&lines[i], list_cols[j].key);
+			if (v != NULL && strlen(v) > width[j])
+				width[j] = strlen(v);
+		}
+	}
+	list_print_row(c->out, head, width);
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < LIST_COLS; j++) {
+			v = pool_line_get(&lines[i], list_cols[j].key);
+			row[j] = v != NULL ? v : "-";
+		}
+		list_print_row(c->out, row, width);
+	}
+}
+
+static void
+list_json(struct ctl *c, const struct pool_line *lines, size_t n)
+{
+	struct jw w;
+	size_t i;
+	unsigned int k;
+
+	jw_init(&w, c->out);
+	jw_obj_open(&w, NULL);
+	jw_arr_open(&w, "pools");
+	for (i = 0; i < n; i++) {
+		jw_obj_open(&w, NULL);
+		for (k = 0; k < lines[i].nkv; k++)
+			jw_reply_kv(&w, lines[i].kv[k].key,
+				lines[i].kv[k].value);
+		jw_obj_close(&w);
+	}
+	jw_arr_close(&w);
+	jw_obj_close(&w);
+	jw_end(&w);
 }
 
 static int
 do_list(struct ctl *c, int argc, char **argv)
 {
 	struct req r = { .len = 0 };
-	const char *head[LIST_COLS];
-	const char *(*rows)[LIST_COLS];
-	size_t width[LIST_COLS], nrows = 0, maxrows = 1, i, j;
-	char *p, *eol;
+	struct pool_line *lines;
+	size_t n;
 	int ret;
 
-	ret = plain_parse(usage_list, argc, argv, NULL);
+	ret = plain_parse(c, usage_list, argc, argv, NULL);
 	if (ret < 0)
-		return verb_help(usage_list);
+		return verb_help(c, usage_list);
 	if (ret != 0)
 		return ret;
-	if (req_add(&r, "list", NULL) < 0)
-		return EXIT_USAGE;
+	if ((ret = req_add(c, &r, "list", NULL)) != 0)
+		return ret;
 	ret = ctl_call(c, &r);
 	if (ret < 0)
-		return ctl_fail(c, ret, 0);
-
-	/* The pool lines follow the first; they are ours to cut up. */
-	p = c->msg.rest != NULL ? c->buf + (c->msg.rest - c->buf) : NULL;
-	for (eol = p; eol != NULL && *eol != '\0'; eol++)
-		if (*eol == '\n')
-			maxrows++;
-	rows = calloc(maxrows, sizeof(*rows));
-	if (rows == NULL) {
-		fprintf(stderr, "%s: out of memory\n", progname);
+		return call_fail(c, ret, 0);
+	lines = list_lines(c, &n);
+	if (lines == NULL)
 		return EXIT_FAILED;
-	}
-	while (p != NULL && *p != '\0') {
-		eol = strchr(p, '\n');
-		if (eol != NULL)
-			*eol = '\0';
-		if (list_parse_line(p, rows[nrows]) == 0)
-			nrows++;
-		p = eol != NULL ? eol + 1 : NULL;
-	}
-
-	for (j = 0; j < LIST_COLS; j++) {
-		head[j] = list_cols[j].head;
-		width[j] = strlen(head[j]);
-		for (i = 0; i < nrows; i++)
-			if (strlen(rows[i][j]) > width[j])
-				width[j] = strlen(rows[i][j]);
-	}
-	list_print_row(head, width);
-	for (i = 0; i < nrows; i++)
-		list_print_row(rows[i], width);
-	free(rows);
+	if (c->json)
+		list_json(c, lines, n);
+	else
+		list_text(c, lines, n);
+	free(lines);
 	return EXIT_OK;
+}
+
+int
+pools_from_daemon(struct ctl *c, struct pool_refs *refs)
+{
+	struct req r = { .len = 0 };
+	struct pool_line *lines;
+	const char *name, *path, *broken;
+	size_t n, i;
+
+	if (req_add(c, &r, "list", NULL) != 0 || ctl_call(c, &r) < 0)
+		return -1;
+	lines = list_lines(c, &n);
+	if (lines == NULL)
+		return -1;
+	for (i = 0; i < n; i++) {
+		name = pool_line_get(&lines[i], "name");
+		path = pool_line_get(&lines[i], "path");
+		broken = pool_line_get(&lines[i], "broken");
+		if (name == NULL)
+			continue;
+		if (broken != NULL && strcmp(broken, "yes") == 0)
+			path = NULL;
+		else if (path == NULL)
+			continue;
+		if (pool_refs_add(refs, name, path) < 0) {
+			free(lines);
+			return -1;
+		}
+	}
+	free(lines);
+	return 0;
 }
 
 static const struct {
@@ -745,10 +1174,191 @@ static const struct {
 	{ "list", do_list },
 	{ "info", do_info },
 	{ "ping", do_ping },
+	{ "flush", do_flush },
+	{ "dump", do_dump },
+	{ "watch", do_watch },
+};
+
+#define VERB_NAMES	"create, destroy, list, info, ping, flush, dump or watch"
+
+/* Is --json among the options (before any "--")? */
+static int
+wants_json(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (strcmp(argv[i], "--json") == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Run the verb argv[0] with its arguments. */
+static int
+run_verb(struct ctl *c, int argc, char **argv)
+{
+	size_t i;
+
+	if (wants_json(argc, argv))
+		c->json = 1;
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (strcmp(argv[0], verbs[i].name) == 0)
+			return verbs[i].run(c, argc, argv);
+	if (c->where != NULL && argv[0][0] == '-')
+		return usage_error(c, usage_main, "a batch line starts with a "
+			"verb (" VERB_NAMES "), not the option '%s'",
+			argv[0]);
+	return usage_error(c, usage_main, "unknown verb '%s' (" VERB_NAMES
+		")", argv[0]);
+}
+
+/* Split line in place on spaces and tabs; returns the count of words. */
+static int
+split_line(char *line, char **words)
+{
+	char *p = line;
+	int n = 0;
+
+	for (;;) {
+		while (is_sep(*p))
+			p++;
+		if (*p == '\0')
+			return n;
+		words[n++] = p;
+		while (*p != '\0' && !is_sep(*p))
+			p++;
+		if (*p != '\0')
+			*p++ = '\0';
+	}
+}
+
+/* One line's result in the batch document: what the verb printed. */
+static void
+batch_result(struct jw *w, unsigned long lineno, const char *verb, int status,
+		const char *doc, size_t len)
+{
+	while (len > 0 && (doc[len - 1] == '\n' || doc[len - 1] == ' '))
+		len--;
+	jw_obj_open(w, NULL);
+	jw_u64(w, "line", lineno);
+	jw_str(w, "verb", verb);
+	jw_i64(w, "exit", status);
+	if (len > 0)
+		jw_raw(w, "result", doc, len);
+	else
+		jw_null(w, "result");
+	jw_obj_close(w);
+}
+
+/*
+ * Run the verbs of file ("-": stdin), one a line.  Stops at the first
+ * line that fails unless keep_going; returns the status of that line,
+ * else 0.
+ */
+static int
+run_batch(struct ctl *g, const char *file, int keep_going)
+{
+	const char *label = strcmp(file, "-") == 0 ? "-" : file;
+	char *line = NULL, **words = NULL, *doc, *verb, where[PATH_MAX + 32];
+	size_t cap = 0, doclen;
+	unsigned long lineno = 0;
+	int first_fail = 0, status, n;
+	struct jw w;
+	ssize_t len;
+	FILE *in;
+
+	in = strcmp(file, "-") == 0 ? stdin : fopen(file, "re");
+	if (in == NULL)
+		return ctl_fail_local(g, errno, "cannot open '%s': %s", file,
+			strerror(errno));
+	if (g->json) {
+		jw_init(&w, stdout);
+		jw_obj_open(&w, NULL);
+		jw_arr_open(&w, "results");
+	}
+	while ((len = getline(&line, &cap, in)) >= 0) {
+		struct ctl c = *g;
+		char *p;
+
+		lineno++;
+		while (len > 0 && (line[len - 1] == '\n' ||
+				   line[len - 1] == '\r'))
+			line[--len] = '\0';
+		for (p = line; is_sep(*p); p++)
+			;
+		if (*p == '\0' || *p == '#')
+			continue;
+		free(words);
+		words = calloc((size_t)len / 2 + 2, sizeof(*words));
+		if (words == NULL) {
+			status = ctl_fail_local(g, ENOMEM, "out of memory");
+			if (first_fail == 0)
+				first_fail = status;
+			break;
+		}
+		n = split_line(line, words);
+		snprintf(where, sizeof(where), "%s:%lu", label, lineno);
+		c.where = where;
+		doc = NULL;
+		doclen = 0;
+		if (g->json) {
+			c.out = open_memstream(&doc, &doclen);
+			if (c.out == NULL) {
+				status = ctl_fail_local(&c, errno, "%s",
+					strerror(errno));
+				if (first_fail == 0)
+					first_fail = status;
+				break;
+			}
+		}
+		/* The verb's name: run_verb() makes argv[0] the program's. */
+		verb = words[0];
+		status = run_verb(&c, n, words);
+		if (g->json) {
+			fclose(c.out);
+			batch_result(&w, lineno, verb, status, doc, doclen);
+			free(doc);
+		}
+		if (status != EXIT_OK && first_fail == 0)
+			first_fail = status;
+		if (status != EXIT_OK && !keep_going)
+			break;
+	}
+	if (ferror(in)) {
+		struct ctl c = *g;
+
+		c.json = 0;
+		status = ctl_fail_local(&c, errno, "cannot read '%s': %s",
+			file, strerror(errno));
+		if (first_fail == 0)
+			first_fail = status;
+	}
+	free(words);
+	free(line);
+	if (in != stdin)
+		fclose(in);
+	if (g->json) {
+		jw_arr_close(&w);
+		jw_i64(&w, "exit", first_fail);
+		jw_obj_close(&w);
+		jw_end(&w);
+	}
+	return first_fail;
+}
+
+enum {
+	OPT_MAIN_JSON = 256,
+	OPT_KEEP_GOING,
 };
 
 static const struct option main_opts[] = {
 	{ "socket", required_argument, NULL, 's' },
+	{ "json", no_argument, NULL, OPT_MAIN_JSON },
+	{ "file", required_argument, NULL, 'f' },
+	{ "keep-going", no_argument, NULL, OPT_KEEP_GOING },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -758,21 +1368,41 @@ int
 main(int argc, char **argv)
 {
 	struct ctl c = { .socket = NULL };
-	const char *verb;
-	size_t i;
-	int ch, ret;
+	struct verb_args va = {
+		.c = &c, .usage = usage_main, .opts = main_opts, .top = 1,
+	};
+	const char *file = NULL;
+	int ch, ret = 0, keep_going = 0;
 
+	c.out = stdout;
 	if (argc < 1)
-		return usage_error(usage_main, "no arguments");
+		return usage_error(&c, usage_main, "no arguments");
 	argv[0] = progname;
+	c.json = wants_json(argc, argv);
+	va.argc = argc;
+	va.argv = argv;
+	opterr = 0;
 	/* "+": stop at the verb, whose options are its own. */
-	while ((ch = getopt_long(argc, argv, "+s:hV", main_opts, NULL)) != -1) {
+	while (ret == 0 &&
+	       (ch = getopt_long(argc, argv, "+:s:f:hV", main_opts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
 			if (optarg[0] == '\0')
-				return usage_error(usage_main,
+				ret = usage_error(&c, usage_main,
 					"--socket: the path is empty");
 			c.socket = optarg;
+			break;
+		case 'f':
+			if (optarg[0] == '\0')
+				ret = usage_error(&c, usage_main,
+					"--file: the path is empty");
+			file = optarg;
+			break;
+		case OPT_MAIN_JSON:
+			c.json = 1;
+			break;
+		case OPT_KEEP_GOING:
+			keep_going = 1;
 			break;
 		case 'h':
 			fputs(usage_main, stdout);
@@ -782,26 +1412,29 @@ main(int argc, char **argv)
 			printf("%s (shmpool) %s\n", progname, PACKAGE_VERSION);
 			return EXIT_OK;
 		default:
-			return usage_error(usage_main, NULL);
+			ret = opt_problem(&va, ch);
+			break;
 		}
 	}
-	if (optind >= argc)
-		return usage_error(usage_main, "missing VERB (create, destroy, "
-			"list, info or ping)");
-	verb = argv[optind];
-	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
-		if (strcmp(verb, verbs[i].name) == 0)
-			break;
-	if (i == sizeof(verbs) / sizeof(verbs[0]))
-		return usage_error(usage_main, "unknown verb '%s' (create, "
-			"destroy, list, info or ping)", verb);
+	if (ret != 0)
+		return ret;
+	if (file != NULL && optind < argc)
+		return usage_error(&c, usage_main, "unexpected '%s': with -f "
+			"the verbs come from %s", argv[optind],
+			strcmp(file, "-") == 0 ? "stdin" : "the file");
+	if (keep_going && file == NULL)
+		return usage_error(&c, usage_main, "--keep-going goes with -f");
+	if (file == NULL && optind >= argc)
+		return usage_error(&c, usage_main, "missing VERB (" VERB_NAMES
+			")");
 
 	c.buf = malloc(PROTO_REPLY_MAX + 1);
-	if (c.buf == NULL) {
-		fprintf(stderr, "%s: out of memory\n", progname);
-		return EXIT_FAILED;
-	}
-	ret = verbs[i].run(&c, argc - optind, argv + optind);
+	if (c.buf == NULL)
+		return ctl_fail_local(&c, ENOMEM, "out of memory");
+	if (file != NULL)
+		ret = run_batch(&c, file, keep_going);
+	else
+		ret = run_verb(&c, argc - optind, argv + optind);
 	free(c.buf);
 
 	if (fflush(stdout) != 0 || ferror(stdout)) {

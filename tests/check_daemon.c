@@ -623,7 +623,7 @@ START_TEST(test_create_and_workers)
 {
 	struct shmpool_stats total = stats_add((struct shmpool_stats){ 0 },
 		&script_counts, 3);
-	char path[320], req[64], reply[REPLY_MAX + 1];
+	char path[320], req[64], reply[REPLY_MAX + 1], line[512];
 	struct shmpool *pool;
 	const char *r;
 	pid_t pids[3];
@@ -686,9 +686,10 @@ START_TEST(test_create_and_workers)
 	ck_assert_prefix(reply, "shmpool/1 ok ");
 	ck_assert_int_gt(conn_call(fd, "shmpool/1 list", 14, reply,
 		sizeof(reply)), 0);
-	ck_assert_str_eq(reply, "shmpool/1 ok count=1\n"
+	snprintf(line, sizeof(line), "shmpool/1 ok count=1\n"
 		"pool name=p memory=shm objects=1024 object-size=64 "
-		"slots-in-use=0 avail=1024");
+		"slots-in-use=0 avail=1024 path=%s/shmpool.p", d.dir);
+	ck_assert_str_eq(reply, line);
 	snprintf(req, sizeof(req), "shmpool/1  info \tname=p");
 	ck_assert_int_gt(conn_call(fd, req, strlen(req), reply,
 		sizeof(reply)), 0);

@@ -1,0 +1,670 @@
+/*
+ * watch.c - sample the pools every interval and show the rates of gets,
+ * puts, failures and ring traffic.
+ *
+ * On a terminal (stdin and stdout both, and no --count) the screen is
+ * redrawn in place and keys are read without echo: q, Ctrl-C and SIGTERM
+ * quit, and the terminal gets its settings back whichever way it ends.
+ * Otherwise one table per sample is written, or with --json one document
+ * at the end.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shmpoolctl.h"
+
+#define NSEC_PER_SEC		INT64_C(1000000000)
+#define INTERVAL_MAX_SEC	86400
+
+static const char usage_watch[] =
+	"usage: shmpoolctl [-s PATH] watch [NAME] [--interval S] [--count N] "
+	"[--json]\n";
+
+/* The rates shown, from the deltas of these counters. */
+#define RATES	5
+static const struct {
+	const char *head;
+	const char *key;
+	unsigned int counter;
+} rates[RATES] = {
+	{ "GETS/S", "gets_per_sec", CNT_GET_SUCCESS_OBJS },
+	{ "PUTS/S", "puts_per_sec", CNT_PUT_OBJS },
+	{ "FAILS/S", "fails_per_sec", CNT_GET_FAIL_OBJS },
+	{ "RING-GETS/S", "ring_gets_per_sec", CNT_GET_COMMON_POOL_OBJS },
+	{ "RING-PUTS/S", "ring_puts_per_sec", CNT_PUT_COMMON_POOL_OBJS },
+};
+
+/* One pool in one sample. */
+struct watch_row {
+	char name[SHMPOOL_NAME_MAX + 1];
+	char *path;
+	uint64_t create_time;
+	uint32_t size, avail, in_use, caches_in_use;
+	uint64_t stats[SNAP_COUNTERS];
+	int has_rates;			/* the previous sample had it too */
+	double rate[RATES];
+};
+
+struct sample {
+	struct watch_row *rows;
+	size_t n;
+	int64_t t;			/* CLOCK_MONOTONIC, ns */
+	char **errs;			/* segments that could not be read */
+	size_t nerr;
+};
+
+struct watch {
+	struct ctl *c;
+	const char *name;
+	int64_t interval;		/* ns */
+	uint64_t count;			/* 0: until told to stop */
+	int tty;			/* redraw a terminal */
+	int failed;			/* a segment could not be read */
+	int reported;			/* a failure printed its document */
+	struct sample prev, cur;
+	FILE *doc;			/* --json: the samples so far */
+	char *doc_buf;
+	size_t doc_len;
+	struct jw w;
+};
+
+static int64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+static struct timespec
+ns_to_ts(int64_t ns)
+{
+	struct timespec ts;
+
+	if (ns < 0)
+		ns = 0;
+	ts.tv_sec = (time_t)(ns / NSEC_PER_SEC);
+	ts.tv_nsec = (long)(ns % NSEC_PER_SEC);
+	return ts;
+}
+
+/* Seconds as "S" or "S.FFF": digits, a decimal point, digits; > 0. */
+static int
+parse_interval(const char *s, int64_t *ns)
+{
+	int64_t sec = 0, frac = 0, scale = NSEC_PER_SEC / 10;
+	const char *p = s;
+	int digits = 0;
+
+	for (; *p >= '0' && *p <= '9'; p++, digits++) {
+		sec = sec * 10 + (*p - '0');
+		if (sec > INTERVAL_MAX_SEC)
+			return -1;
+	}
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9'; p++, digits++) {
+			frac += (*p - '0') * scale;
+			scale /= 10;
+		}
+	}
+	if (*p != '\0' || digits == 0)
+		return -1;
+	*ns = sec * NSEC_PER_SEC + frac;
+	if (*ns <= 0 || *ns > INTERVAL_MAX_SEC * NSEC_PER_SEC)
+		return -1;
+	return 0;
+}
+
+/* The interval as a JSON number: "1", "0.25". */
+static void
+format_interval(int64_t ns, char *buf, size_t size)
+{
+	int64_t frac = ns % NSEC_PER_SEC;
+	size_t len;
+
+	if (frac == 0) {
+		snprintf(buf, size, "%" PRId64, ns / NSEC_PER_SEC);
+		return;
+	}
+	snprintf(buf, size, "%" PRId64 ".%09" PRId64, ns / NSEC_PER_SEC,
+		frac);
+	len = strlen(buf);
+	while (len > 0 && buf[len - 1] == '0')
+		buf[--len] = '\0';
+}
+
+static void
+sample_free(struct sample *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		free(s->rows[i].path);
+	for (i = 0; i < s->nerr; i++)
+		free(s->errs[i]);
+	free(s->rows);
+	free(s->errs);
+	memset(s, 0, sizeof(*s));
+}
+
+/* The same pool in the previous sample: same name, segment and birth. */
+static const struct watch_row *
+prev_row(const struct sample *prev, const struct watch_row *r)
+{
+	size_t i;
+
+	for (i = 0; i < prev->n; i++) {
+		const struct watch_row *p = &prev->rows[i];
+
+		if (strcmp(p->name, r->name) == 0 &&
+		    strcmp(p->path, r->path) == 0 &&
+		    p->create_time == r->create_time)
+			return p;
+	}
+	return NULL;
+}
+
+/*
+ * Read every pool into w->cur, with rates against w->prev.  Returns 0,
+ * or the exit status of a failure to find the pools (reported).
+ */
+static int
+take_sample(struct watch *w, int first)
+{
+	struct sample *s = &w->cur;
+	struct pool_refs refs;
+	struct pool_snap snap;
+	char err[CTL_ERRMSG_MAX];
+	size_t i;
+	unsigned int k;
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	/* A pool asked for must be there at first; later it may go. */
+	ret = first ? pools_find(w->c, w->name, &refs) :
+		pools_lookup(w->c, w->name, &refs);
+	if (ret != 0)
+		return ret;
+	s->rows = calloc(refs.n + 1, sizeof(*s->rows));
+	s->errs = calloc(refs.n + 1, sizeof(*s->errs));
+	if (s->rows == NULL || s->errs == NULL) {
+		pool_refs_free(&refs);
+		sample_free(s);
+		return ctl_fail_local(w->c, ENOMEM, "out of memory");
+	}
+	s->t = now_ns();
+	for (i = 0; i < refs.n; i++) {
+		struct watch_row *r = &s->rows[s->n];
+		const struct watch_row *p;
+		double dt;
+
+		if (pool_snap_read(&refs.v[i], &snap, 0, err,
+				sizeof(err)) < 0) {
+			w->failed = 1;
+			s->errs[s->nerr] = strdup(err);
+			if (s->errs[s->nerr] != NULL)
+				s->nerr++;
+			continue;
+		}
+		r->path = strdup(snap.path);
+		if (r->path == NULL) {
+			pool_snap_free(&snap);
+			continue;
+		}
+		memcpy(r->name, snap.name, sizeof(r->name));
+		r->create_time = snap.create_time;
+		r->size = snap.size;
+		r->avail = snap.avail;
+		r->in_use = snap.in_use;
+		r->caches_in_use = snap.caches_in_use;
+		memcpy(r->stats, snap.stats, sizeof(r->stats));
+		pool_snap_free(&snap);
+		s->n++;
+
+		p = prev_row(&w->prev, r);
+		dt = (double)(s->t - w->prev.t) / (double)NSEC_PER_SEC;
+		if (p == NULL || dt <= 0)
+			continue;
+		r->has_rates = 1;
+		for (k = 0; k < RATES; k++) {
+			uint64_t now = r->stats[rates[k].counter];
+			uint64_t then = p->stats[rates[k].counter];
+
+			/* A slot being folded may be counted twice or not
+			 * at all for a moment: never a negative rate. */
+			r->rate[k] = now > then ? (double)(now - then) / dt : 0;
+		}
+	}
+	pool_refs_free(&refs);
+	return 0;
+}
+
+/* The table of a sample: headings, then a row a pool. */
+#define WCOLS		(5 + RATES)
+#define WCELL		(SHMPOOL_NAME_MAX + 1)
+
+static void
+print_table(FILE *f, const struct sample *s)
+{
+	static const char * const head[5] = {
+		"NAME", "SIZE", "AVAIL", "IN-USE", "CACHES",
+	};
+	char (*cells)[WCOLS][WCELL];
+	size_t width[WCOLS], i, r;
+	unsigned int k;
+
+	cells = calloc(s->n + 1, sizeof(*cells));
+	if (cells == NULL)
+		return;
+	for (k = 0; k < 5; k++)
+		snprintf(cells[0][k], WCELL, "%s", head[k]);
+	for (k = 0; k < RATES; k++)
+		snprintf(cells[0][5 + k], WCELL, "%s", rates[k].head);
+	for (i = 0; i < s->n; i++) {
+		const struct watch_row *row = &s->rows[i];
+		char (*c)[WCELL] = cells[i + 1];
+
+		snprintf(c[0], WCELL, "%s", row->name);
+		snprintf(c[1], WCELL, "%" PRIu32, row->size);
+		snprintf(c[2], WCELL, "%" PRIu32, row->avail);
+		snprintf(c[3], WCELL, "%" PRIu32, row->in_use);
+		snprintf(c[4], WCELL, "%" PRIu32, row->caches_in_use);
+		for (k = 0; k < RATES; k++) {
+			if (row->has_rates)
+				snprintf(c[5 + k], WCELL, "%.1f",
+					row->rate[k]);
+			else
+				snprintf(c[5 + k], WCELL, "-");
+		}
+	}
+	for (k = 0; k < WCOLS; k++) {
+		width[k] = 0;
+		for (r = 0; r <= s->n; r++)
+			if (strlen(cells[r][k]) > width[k])
+				width[k] = strlen(cells[r][k]);
+	}
+	for (r = 0; r <= s->n; r++) {
+		fprintf(f, "%-*s", (int)width[0], cells[r][0]);
+		for (k = 1; k < WCOLS; k++)
+			fprintf(f, " %*s", (int)width[k], cells[r][k]);
+		fputc('\n', f);
+	}
+	free(cells);
+}
+
+static void
+json_sample(struct watch *w, const struct sample *s)
+{
+	size_t i;
+	unsigned int k;
+
+	jw_obj_open(&w->w, NULL);
+	jw_arr_open(&w->w, "pools");
+	for (i = 0; i < s->n; i++) {
+		const struct watch_row *r = &s->rows[i];
+
+		jw_obj_open(&w->w, NULL);
+		jw_str(&w->w, "name", r->name);
+		jw_u64(&w->w, "size", r->size);
+		jw_u64(&w->w, "avail", r->avail);
+		jw_u64(&w->w, "in_use", r->in_use);
+		jw_u64(&w->w, "caches_in_use", r->caches_in_use);
+		for (k = 0; k < RATES; k++) {
+			if (r->has_rates)
+				jw_fixed(&w->w, rates[k].key, r->rate[k], 3);
+			else
+				jw_null(&w->w, rates[k].key);
+		}
+		jw_obj_close(&w->w);
+	}
+	jw_arr_close(&w->w);
+	jw_obj_close(&w->w);
+}
+
+/* What a sample shows, where it goes. */
+static void
+show_sample(struct watch *w, const struct sample *s, uint64_t nth)
+{
+	FILE *f = w->c->out;
+	char when[32], every[32];
+	struct tm tm;
+	time_t t;
+	size_t i;
+
+	if (w->doc != NULL) {
+		json_sample(w, s);
+		for (i = 0; i < s->nerr; i++)
+			ctl_warn(w->c, "%s", s->errs[i]);
+		return;
+	}
+	if (!w->tty) {
+		if (nth > 1)
+			fputc('\n', f);
+		print_table(f, s);
+		for (i = 0; i < s->nerr; i++)
+			ctl_warn(w->c, "%s", s->errs[i]);
+		fflush(f);
+		return;
+	}
+	t = time(NULL);
+	localtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%H:%M:%S", &tm);
+	format_interval(w->interval, every, sizeof(every));
+	fputs("\033[H\033[2J", f);
+	fprintf(f, "shmpoolctl watch%s%s: every %ss, %s (q quits)\n\n",
+		w->name != NULL ? " " : "", w->name != NULL ? w->name : "",
+		every, when);
+	print_table(f, s);
+	if (w->name != NULL && s->n == 0 && s->nerr == 0)
+		fprintf(f, "\nno pool '%s' now\n", w->name);
+	for (i = 0; i < s->nerr; i++)
+		fprintf(f, "\n%s", s->errs[i]);
+	if (s->nerr > 0)
+		fputc('\n', f);
+	fflush(f);
+}
+
+/* The terminal's settings before watch changed them. */
+static struct termios tty_saved;
+static volatile sig_atomic_t got_signal;
+
+static void
+on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+static const int tty_signals[] = { SIGINT, SIGTERM, SIGTSTP };
+
+static void
+tty_raw(void)
+{
+	struct termios raw = tty_saved;
+
+	/* Keys one at a time, unseen; Ctrl-C still sends SIGINT. */
+	raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+	raw.c_cc[VMIN] = 0;
+	raw.c_cc[VTIME] = 0;
+	tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw);
+}
+
+static void
+tty_restore(void)
+{
+	tcsetattr(STDIN_FILENO, TCSAFLUSH, &tty_saved);
+}
+
+/*
+ * Take the terminal: no echo, no line editing; the signals that end or
+ * stop us blocked but while waiting (in ppoll()), so that each is seen
+ * there, never in the middle of a redraw.
+ */
+static int
+tty_setup(sigset_t *waitmask)
+{
+	struct sigaction sa;
+	sigset_t block;
+	unsigned int i;
+
+	if (tcgetattr(STDIN_FILENO, &tty_saved) < 0)
+		return -errno;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(&block);
+	for (i = 0; i < sizeof(tty_signals) / sizeof(tty_signals[0]); i++) {
+		sigaction(tty_signals[i], &sa, NULL);
+		sigaddset(&block, tty_signals[i]);
+	}
+	sigprocmask(SIG_BLOCK, &block, waitmask);
+	for (i = 0; i < sizeof(tty_signals) / sizeof(tty_signals[0]); i++)
+		sigdelset(waitmask, tty_signals[i]);
+	tty_raw();
+	return 0;
+}
+
+/* Give the terminal back, and the signals their default actions. */
+static void
+tty_done(void)
+{
+	struct sigaction sa;
+	sigset_t unblock;
+	unsigned int i;
+
+	tty_restore();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(&unblock);
+	for (i = 0; i < sizeof(tty_signals) / sizeof(tty_signals[0]); i++) {
+		sigaction(tty_signals[i], &sa, NULL);
+		sigaddset(&unblock, tty_signals[i]);
+	}
+	sigprocmask(SIG_UNBLOCK, &unblock, NULL);
+}
+
+/* Ctrl-Z: the terminal as it was while stopped, ours again after. */
+static void
+tty_stop(void)
+{
+	struct sigaction sa, old;
+	sigset_t tstp;
+
+	tty_restore();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTSTP, &sa, &old);
+	sigemptyset(&tstp);
+	sigaddset(&tstp, SIGTSTP);
+	raise(SIGTSTP);
+	/* Stops here, until SIGCONT. */
+	sigprocmask(SIG_UNBLOCK, &tstp, NULL);
+	sigprocmask(SIG_BLOCK, &tstp, NULL);
+	sigaction(SIGTSTP, &old, NULL);
+	tcgetattr(STDIN_FILENO, &tty_saved);
+	tty_raw();
+}
+
+/*
+ * Wait until deadline, reading keys.  Returns 0 at the deadline, 1 when
+ * told to quit (q, or a signal: its number in got_signal).
+ */
+static int
+tty_wait(int64_t deadline, const sigset_t *waitmask)
+{
+	struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+	struct timespec ts;
+	char keys[64];
+	ssize_t n, i;
+	int64_t left;
+	int ret;
+
+	for (;;) {
+		if (got_signal == SIGTSTP) {
+			got_signal = 0;
+			tty_stop();
+			continue;
+		}
+		if (got_signal != 0)
+			return 1;
+		left = deadline - now_ns();
+		if (left <= 0)
+			return 0;
+		ts = ns_to_ts(left);
+		ret = ppoll(&pfd, 1, &ts, waitmask);
+		if (ret < 0 && errno != EINTR)
+			return 1;
+		if (ret <= 0)
+			continue;
+		if (pfd.revents & (POLLHUP | POLLERR | POLLNVAL))
+			return 1;
+		n = read(STDIN_FILENO, keys, sizeof(keys));
+		for (i = 0; i < n; i++)
+			if (keys[i] == 'q' || keys[i] == 'Q')
+				return 1;
+	}
+}
+
+/* The next tick; when behind (a slow read, a stop), the next from now. */
+static void
+next_tick(int64_t *deadline, int64_t start, int64_t interval)
+{
+	int64_t now = now_ns();
+
+	*deadline += interval;
+	if (*deadline <= now)
+		*deadline = start + ((now - start) / interval + 1) * interval;
+}
+
+static int
+watch_run(struct watch *w)
+{
+	sigset_t waitmask;
+	int64_t start, deadline;
+	uint64_t nth;
+	int ret, quit = 0;
+
+	if (w->tty && tty_setup(&waitmask) < 0)
+		w->tty = 0;
+	if (w->tty)
+		w->c->quiet = 1;
+	ret = take_sample(w, 1);
+	if (ret != 0) {
+		w->reported = 1;
+		goto out;
+	}
+	if (w->tty)
+		show_sample(w, &w->cur, 0);
+	w->prev = w->cur;
+	memset(&w->cur, 0, sizeof(w->cur));
+	start = deadline = w->prev.t;
+	for (nth = 1; w->count == 0 || nth <= w->count; nth++) {
+		next_tick(&deadline, start, w->interval);
+		if (w->tty) {
+			quit = tty_wait(deadline, &waitmask);
+			if (quit)
+				break;
+		} else {
+			struct timespec ts = ns_to_ts(deadline);
+
+			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME,
+					&ts, NULL) == EINTR)
+				;
+		}
+		ret = take_sample(w, 0);
+		if (ret != 0) {
+			w->reported = 1;
+			goto out;
+		}
+		show_sample(w, &w->cur, nth);
+		sample_free(&w->prev);
+		w->prev = w->cur;
+		memset(&w->cur, 0, sizeof(w->cur));
+	}
+out:
+	if (w->tty) {
+		int sig = got_signal;
+
+		tty_done();
+		w->c->quiet = 0;
+		if (sig == SIGINT || sig == SIGTERM) {
+			sample_free(&w->prev);
+			fflush(stdout);
+			/* Die of it, now that the terminal is back. */
+			raise(sig);
+		}
+	}
+	if (ret == 0 && w->failed)
+		ret = EXIT_FAILED;
+	return ret;
+}
+
+enum {
+	OPT_INTERVAL = 256,
+	OPT_COUNT,
+};
+
+static const struct option watch_opts[] = {
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "count", required_argument, NULL, OPT_COUNT },
+	VERB_COMMON_OPTS,
+	{ NULL, 0, NULL, 0 },
+};
+
+int
+do_watch(struct ctl *c, int argc, char **argv)
+{
+	struct verb_args va;
+	struct watch w;
+	char every[32];
+	int ch, ret, has_count = 0;
+
+	memset(&w, 0, sizeof(w));
+	w.c = c;
+	w.interval = NSEC_PER_SEC;
+	ret = verb_args_init(&va, c, usage_watch, argc, argv, watch_opts);
+	if (ret != 0)
+		return ret;
+	while (ret == 0 && (ch = next_opt(&va, &ret)) != -1) {
+		if (ch == OPT_INTERVAL) {
+			if (parse_interval(optarg, &w.interval) < 0)
+				ret = usage_error(c, usage_watch, "--interval: "
+					"'%s' is not a number of seconds "
+					"above 0 and at most %d", optarg,
+					INTERVAL_MAX_SEC);
+		} else if (ch == OPT_COUNT) {
+			ret = parse_num(c, usage_watch, "count", optarg, 1,
+				UINT32_MAX, &w.count);
+			has_count = 1;
+		} else if (ch == 'h') {
+			ret = -1;
+		}
+	}
+	if (ret == 0)
+		ret = take_name(c, usage_watch, va.args, va.nargs, 0, &w.name);
+	if (ret == 0 && c->json && !has_count)
+		ret = usage_error(c, usage_watch, "--json needs --count");
+	verb_args_free(&va);
+	if (ret < 0)
+		return verb_help(c, usage_watch);
+	if (ret != 0)
+		return ret;
+
+	w.tty = !has_count && !c->json && c->out == stdout &&
+		isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	if (c->json) {
+		w.doc = open_memstream(&w.doc_buf, &w.doc_len);
+		if (w.doc == NULL)
+			return ctl_fail_local(c, errno, "%s", strerror(errno));
+		jw_init(&w.w, w.doc);
+		format_interval(w.interval, every, sizeof(every));
+		jw_obj_open(&w.w, NULL);
+		jw_raw(&w.w, "interval", every, strlen(every));
+		jw_arr_open(&w.w, "samples");
+	}
+	ret = watch_run(&w);
+	sample_free(&w.prev);
+	sample_free(&w.cur);
+	if (w.doc != NULL) {
+		jw_arr_close(&w.w);
+		jw_obj_close(&w.w);
+		jw_end(&w.w);
+		fclose(w.doc);
+		/* A failure to find the pools printed its own document. */
+		if (!w.reported)
+			fwrite(w.doc_buf, 1, w.doc_len, c->out);
+		free(w.doc_buf);
+	}
+	return ret;
+}

@@ -1,0 +1,807 @@
+#!/bin/sh
+# shellcheck disable=SC2016,SC2086  # jq programs in single quotes; counters split on purpose
+# shmpoolctl against a shmpoold of our own (its own socket and folder):
+#   a. dump's numbers, exact, from workers with known scripts (text, --json,
+#      --per-cache, --prometheus);
+#   b. dump with the daemon stopped, and killed, prints what it printed
+#      with the daemon running;
+#   g. flush: the request, and the owner honouring it at its next get;
+#   h. watch, in text and JSON;
+#   c. batch mode (-f FILE, -f -, --keep-going, --json);
+#   d. usage errors of every verb: exit 2, a usage line, nothing changed;
+#   e. exit codes 1, 3 and 4;
+#   f. --json: exactly one document from every verb, errors included;
+# then the workers go and their slots are reclaimed.
+# Stops at the first failure; CTL_KEEP_GOING=1 reports every failure.
+set -eu
+b="${top_builddir:-.}"
+ctl="$b/shmpoolctl/shmpoolctl"
+worker="$b/tests/ctl-worker"
+shmpoold="$b/shmpoold/shmpoold"
+
+command -v jq >/dev/null 2>&1 || { echo "jq is missing (scripts/deps installs it)"; exit 1; }
+for f in "$ctl" "$worker" "$shmpoold"; do
+	[ -x "$f" ] || { echo "$f is not built"; exit 1; }
+done
+
+dir=$(mktemp -d /dev/shm/shmpool-ctl.XXXXXX)
+daemon=
+pids=
+cleanup() {
+	rc=$?
+	for p in $pids $daemon; do
+		kill -KILL "$p" 2>/dev/null || :
+	done
+	rm -rf "$dir"
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM
+export SHMPOOL_SOCKET="$dir/sock"
+out="$dir/out"
+err="$dir/err"
+failures=0
+
+fail() {
+	echo "FAIL: $*" >&2
+	failures=$((failures + 1))
+	[ -n "${CTL_KEEP_GOING:-}" ] || exit 1
+}
+
+# run RC CMD...: CMD's stdout in $out, its stderr in $err; it must exit RC.
+run() {
+	want=$1
+	shift
+	set +e
+	"$@" >"$out" 2>"$err"
+	rc=$?
+	set -e
+	[ "$rc" = "$want" ] && return 0
+	fail "'$*' exited $rc, not $want; stdout: $(head -c 600 "$out"); stderr: $(head -c 600 "$err")"
+}
+
+# same DESC ACTUAL EXPECTED
+same() {
+	[ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"
+}
+
+# same_file DESC FILE EXPECTED-FILE
+same_file() {
+	cmp -s "$2" "$3" || fail "$1: differs (- expected, + got):
+$(diff -u "$3" "$2" || :)"
+}
+
+# jcheck DESC FILTER [JQ-ARGS...]: FILTER is true of the document in $out.
+jcheck() {
+	desc=$1
+	filter=$2
+	shift 2
+	jq -e "$@" "$filter" "$out" >/dev/null 2>&1 ||
+		fail "$desc: jq '$filter' is not true of: $(head -c 1500 "$out")"
+}
+
+# json_one DESC: $out is exactly one JSON document.
+json_one() {
+	n=$(jq -s length "$out" 2>/dev/null) || n="not JSON"
+	if [ "$n" != 1 ] || ! jq -e . "$out" >/dev/null 2>&1; then
+		fail "$1: stdout is not exactly one JSON document ($n): $(head -c 600 "$out")"
+	fi
+}
+
+# json_error DESC EXIT CODE: $out is {"error":{"exit":EXIT,"code":CODE,...}}
+# and the message went to stderr too.
+json_error() {
+	json_one "$1"
+	jcheck "$1" '.error.exit == $x and .error.code == $c and (.error.message | type == "string")' \
+		--argjson x "$2" --arg c "$3"
+	grep -q '^shmpoolctl: ' "$err" || fail "$1: no 'shmpoolctl: ...' message on stderr: $(cat "$err")"
+}
+
+usage_line() {
+	grep -q '^usage:' "$err" || fail "$1: no line starting with 'usage:' on stderr: $(cat "$err")"
+}
+
+# poll SECONDS DESC CMD...: until CMD succeeds, for at most SECONDS.
+poll() {
+	limit=$(($1 * 20))
+	desc=$2
+	shift 2
+	i=0
+	until "$@" >/dev/null 2>&1; do
+		i=$((i + 1))
+		if [ $i -ge $limit ]; then
+			fail "$desc: not within $((limit / 20)) s"
+			return 0
+		fi
+		sleep 0.05
+	done
+}
+
+# Is process $1 there and not a zombie?
+alive() {
+	[ -r "/proc/$1/stat" ] && ! sed 's/.*) //' "/proc/$1/stat" | grep -q '^Z'
+}
+
+start_daemon() {
+	"$shmpoold" -f --socket "$dir/sock" --shm-dir "$dir" --hugetlbfs none \
+		2>>"$dir/log" &
+	daemon=$!
+	i=0
+	until "$ctl" ping >/dev/null 2>&1; do
+		i=$((i + 1))
+		if ! alive "$daemon" || [ $i -ge 100 ]; then
+			echo "shmpoold did not answer within 5 s:"
+			cat "$dir/log"
+			exit 1
+		fi
+		sleep 0.05
+	done
+}
+
+# stop_daemon SIGNAL EXIT: send SIGNAL, wait (5 s at most) for it to exit.
+stop_daemon() {
+	kill "-$1" "$daemon"
+	i=0
+	while alive "$daemon"; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || { echo "shmpoold still running 5 s after SIG$1"; exit 1; }
+		sleep 0.05
+	done
+	rc=0
+	wait "$daemon" || rc=$?
+	daemon=
+	same "shmpoold's exit status after SIG$1" "$rc" "$2"
+}
+
+# start_worker TAG POOL [--cache N] OP...: a ctl-worker in the background,
+# its pid in $wpid, its output in $dir/TAG.out and .err.  Its stdin is a
+# fifo it holds open itself (<>), so that it never ends: lines written to
+# $dir/TAG.in release its waits, and only a signal ends its hold.
+start_worker() {
+	tag=$1
+	shift
+	mkfifo "$dir/$tag.in"
+	"$worker" "$@" <>"$dir/$tag.in" >"$dir/$tag.out" 2>"$dir/$tag.err" &
+	wpid=$!
+	pids="$pids $wpid"
+}
+
+# wait_worker TAG PID WORD: until the worker printed WORD (5 s at most).
+wait_worker() {
+	i=0
+	until grep -qx "$3" "$dir/$1.out"; do
+		i=$((i + 1))
+		if ! alive "$2"; then
+			fail "worker $1 ($2) died before printing '$3': $(cat "$dir/$1.err")"
+			return 0
+		fi
+		if [ $i -ge 100 ]; then
+			fail "worker $1 ($2) did not print '$3' within 5 s: $(cat "$dir/$1.err")"
+			return 0
+		fi
+		sleep 0.05
+	done
+}
+
+# The ten counters, in the order of struct shmpool_stats.
+keys="put_bulk put_objs put_common_pool_bulk put_common_pool_objs get_common_pool_bulk get_common_pool_objs get_success_bulk get_success_objs get_fail_bulk get_fail_objs"
+
+# Built with --disable-stats, every counter stays 0.
+stats_on=1
+grep -q '^#define SHMPOOL_STATS 0' "$b/libshmpool/shmpool/config.h" &&
+	stats_on=0
+
+# vadd V1 V2: the sum of two vectors of ten counters (all 0 without stats).
+vadd() {
+	echo "$1 $2" | awk -v on="$stats_on" '{
+		for (i = 1; i <= 10; i++)
+			printf "%s%d", (i > 1 ? " " : ""), on ? $i + $(i + 10) : 0
+		print ""
+	}'
+}
+
+# stats_text V: the counters as dump's text lists them.
+stats_text() {
+	set -- $1
+	for _k in $keys; do
+		printf '    %s=%s\n' "$_k" "$1"
+		shift
+	done
+}
+
+# stats_json V: the counters as a JSON object.
+stats_json() {
+	set -- $1
+	_s=
+	for _k in $keys; do
+		_s="$_s${_s:+,}\"$_k\":$1"
+		shift
+	done
+	echo "{$_s}"
+}
+
+# dump_has POOL LINE: "dump POOL" prints LINE.
+dump_has() {
+	"$ctl" dump "$1" >"$dir/poll.out" 2>/dev/null &&
+		grep -qxF "$2" "$dir/poll.out"
+}
+
+# The text of dump, one "key value" per line: name, path, the pool's
+# keys, cache.K.pid and cache.K.len, stats.KEY and retired.KEY.
+dump_flat() {
+	awk '
+	/^pool / {
+		s = substr($0, 6); i = index(s, "@")
+		print "name " substr(s, 1, i - 1); print "path " substr(s, i + 1)
+		next
+	}
+	/^  stats:$/ { sec = "stats."; next }
+	/^  retired:$/ { sec = "retired."; next }
+	/^    [a-z_]+=/ {
+		sub(/^ +/, ""); i = index($0, "=")
+		print sec substr($0, 1, i - 1) " " substr($0, i + 1)
+		next
+	}
+	/^  cache\[[0-9]+\]: pid=[0-9]+ len=[0-9]+$/ {
+		k = $1; gsub(/[^0-9]/, "", k); sub(/^pid=/, "", $2); sub(/^len=/, "", $3)
+		print "cache." k ".pid " $2; print "cache." k ".len " $3
+		next
+	}
+	/^  [a-z_]+=/ {
+		sub(/^ +/, ""); i = index($0, "=")
+		print substr($0, 1, i - 1) " " substr($0, i + 1)
+		next
+	}
+	{ print "unparsed: " $0 }
+	' "$1" | LC_ALL=C sort
+}
+
+# The same from dump --json (its only pool).
+dump_json_flat() {
+	jq -r '.pools[0] |
+		(to_entries[] | select(.value | type != "array" and type != "object") |
+			"\(.key) \(.value)"),
+		(.caches[] | "cache.\(.slot).pid \(.pid)", "cache.\(.slot).len \(.len)"),
+		(.stats | to_entries[] | "stats.\(.key) \(.value)"),
+		(.retired | to_entries[] | "retired.\(.key) \(.value)")' "$1" |
+		LC_ALL=C sort
+}
+
+# prom_value FILE SERIES: the value of the sample SERIES (name{labels}),
+# which must appear once.
+prom_value() {
+	awk -v m="$2" '$1 == m { n++; v = $2 } END { if (n == 1) print v + 0; else print "missing-or-repeated(" n + 0 ")" }' "$1"
+}
+
+# prom_sum FILE NAME POOL: the sum of NAME's samples of POOL, every slot.
+prom_sum() {
+	awk -v m="$2{pool=\"$3\",slot=" 'index($1, m) == 1 { s += $2 } END { printf "%d\n", s }' "$1"
+}
+
+# sfx OPTION: the suffix of the file kept for dump OPTION.
+sfx() {
+	case $1 in
+	"") echo txt ;;
+	*) echo "${1#--}" ;;
+	esac
+}
+
+# Pools, as list --json sees them: nothing else may change them.
+snapshot() {
+	"$ctl" list --json >"$dir/snap.$1" 2>&1 ||
+		fail "list --json: exit $?: $(cat "$dir/snap.$1")"
+}
+
+exists() {
+	run 0 "$ctl" info "$1"
+}
+
+absent() {
+	run 4 "$ctl" info "$1"
+}
+
+start_daemon
+run 0 "$ctl" --version
+version=$(awk '{ print $NF }' "$out")
+
+###########################################################################
+# a. dump's numbers.  Pool p: 1024 objects of 64 bytes, cache 32, so a
+# cache refills to 32 + n and flushes over 48 (cache.c).
+#
+# W1 --cache 32 get:10 put:10 get:20 put:20 detach
+#   get:10  miss (len 0): ring -> 32 + 10 = 42, takes 10, len 32
+#   put:10  hit (9 < 48 - 32), len 42
+#   get:20  hit (19 < 42), len 22
+#   put:20  hit (19 < 48 - 22), len 42
+#   detach  the 42 back to the ring (not counted), counters retired
+# W2 --cache 32 get:40 put:40 hold
+#   get:40  40 > size 32: straight from the ring, len 0
+#   put:40  hit (39 < 48 - 0), len 40; it stays so
+# W3 --cache 0 get:5 put:5 get:7 getfail:1024 hold, then kill -9
+#   size 0: every get is from the ring, every put to the ring;
+#   getfail:1024: the ring has 1024 - 40 - 7 and the cache none: fails;
+#   the 7 it got stay in use forever, its slot is reclaimed.
+# Counters: put_bulk put_objs put_common_pool_bulk put_common_pool_objs
+# get_common_pool_bulk get_common_pool_objs get_success_bulk
+# get_success_objs get_fail_bulk get_fail_objs.
+zero_st="0 0 0 0 0 0 0 0 0 0"
+w1_st=$(vadd "2 30 0 0 1 42 2 30 0 0" "$zero_st")
+w2_st=$(vadd "1 40 0 0 1 40 1 40 0 0" "$zero_st")
+w3_st=$(vadd "1 5 1 5 2 12 2 12 1 1024" "$zero_st")
+retired_st=$(vadd "$w1_st" "$w3_st")
+total_st=$(vadd "$retired_st" "$w2_st")
+w2_len=40
+###########################################################################
+run 0 "$ctl" create p --objects 1024 --object-size 64 --cache 32
+same "create's text" "$(cat "$out")" "created p (memory=shm page-size=4096 path=$dir/shmpool.p)"
+
+run 0 "$worker" p --cache 32 get:10 put:10 get:20 put:20 detach
+start_worker w2 p --cache 32 get:40 put:40 hold
+w2=$wpid
+wait_worker w2 "$w2" ready
+start_worker w3 p --cache 0 get:5 put:5 get:7 getfail:1024 hold
+w3=$wpid
+wait_worker w3 "$w3" ready
+kill -KILL "$w3"
+{ wait "$w3"; } 2>/dev/null || :
+poll 5 "dump p shows W3's slot reclaimed (caches_in_use=1)" \
+	dump_has p "  caches_in_use=1"
+
+run 0 "$ctl" info p
+seg_size=$(sed -n 's/^segment-size: //p' "$out")
+[ -n "$seg_size" ] || fail "info p has no segment-size: $(cat "$out")"
+
+run 0 "$ctl" dump p
+cp "$out" "$dir/dump-p.txt"
+k=$(sed -n "s/^  cache\[\([0-9]*\)\]: pid=$w2 len=.*/\1/p" "$out")
+[ -n "$k" ] || { k=0; fail "dump p has no 'cache[K]: pid=$w2 ...' line for W2"; }
+{
+	echo "pool p@$dir/shmpool.p"
+	echo "  memory=shm"
+	echo "  page_size=4096"
+	echo "  segment_size=$seg_size"
+	echo "  size=1024"
+	echo "  populated_size=1024"
+	echo "  object_size=64"
+	echo "  header_size=0"
+	echo "  trailer_size=0"
+	echo "  total_obj_size=64"
+	echo "  cache_size=32"
+	echo "  flushthresh=48"
+	echo "  slots=64"
+	echo "  common_pool_count=$((1024 - 7 - w2_len))"
+	echo "  avail_count=$((1024 - 7))"
+	echo "  in_use_count=7"
+	echo "  caches_in_use=1"
+	echo "  cache[$k]: pid=$w2 len=$w2_len"
+	echo "  total_cache_count=$w2_len"
+	echo "  stats:"
+	stats_text "$total_st"
+	echo "  retired:"
+	stats_text "$retired_st"
+} >"$dir/dump-p.want"
+same_file "dump p (W1 detached, W2 holding, W3 killed)" "$dir/dump-p.txt" "$dir/dump-p.want"
+
+# --json: the same numbers, every one.
+run 0 "$ctl" dump p --json
+json_one "dump p --json"
+jcheck "dump p --json: one pool" '.pools | length == 1'
+dump_flat "$dir/dump-p.txt" >"$dir/flat.text"
+dump_json_flat "$out" >"$dir/flat.json" || fail "dump p --json: not the documented shape: $(cat "$out")"
+same_file "dump p --json against dump p (key value)" "$dir/flat.json" "$dir/flat.text"
+jcheck "dump p --json: W2's cache" \
+	'[.pools[0].caches[]] == [{"slot": $k, "pid": $pid, "process": "ctl-worker", "len": $len, "stats": $st}]' \
+	--argjson k "$k" --argjson pid "$w2" --argjson len "$w2_len" --argjson st "$(stats_json "$w2_st")"
+jcheck "dump p --json: stats" '.pools[0].stats == $st' --argjson st "$(stats_json "$total_st")"
+jcheck "dump p --json: retired" '.pools[0].retired == $st' --argjson st "$(stats_json "$retired_st")"
+# --json also among the verb's options, or before the verb.
+cp "$out" "$dir/dump-p.json"
+run 0 "$ctl" --json dump p
+same_file "--json dump p against dump p --json" "$out" "$dir/dump-p.json"
+
+# --per-cache: a table after total_cache_count, one row for W2.
+run 0 "$ctl" dump p --per-cache
+awk '/^  total_cache_count=/ { t = 1; next } /^  stats:$/ { t = 0 } t' "$out" >"$dir/table"
+same "dump p --per-cache: the table's heading" \
+	"$(sed -n 1p "$dir/table" | awk '{ $1 = $1; print }')" "slot pid process len $keys"
+same "dump p --per-cache: the table's rows" \
+	"$(sed 1d "$dir/table" | awk '{ $1 = $1; print }')" "$k $w2 ctl-worker $w2_len $w2_st"
+awk '/^  total_cache_count=/ { print; t = 1; next } /^  stats:$/ { t = 0 } !t' "$out" >"$dir/untabled"
+same_file "dump p --per-cache without its table against dump p" "$dir/untabled" "$dir/dump-p.txt"
+
+# --prometheus: every line a comment or a sample; the slots sum to the
+# aggregate.
+run 0 "$ctl" dump p --prometheus
+cp "$out" "$dir/prom"
+bad=$(grep -v -E '^#|^[a-zA-Z_:][a-zA-Z0-9_:]*\{[^}]*\} [0-9.e+-]+$' "$dir/prom" || :)
+[ -z "$bad" ] || fail "dump --prometheus: lines that are neither '# ...' nor 'name{labels} value':
+$bad"
+col=0
+for key in $keys; do
+	col=$((col + 1))
+	want_total=$(echo "$total_st" | cut -d' ' -f$col)
+	want_retired=$(echo "$retired_st" | cut -d' ' -f$col)
+	want_w2=$(echo "$w2_st" | cut -d' ' -f$col)
+	grep -qx "# TYPE shmpool_$key counter" "$dir/prom" ||
+		fail "dump --prometheus: no '# TYPE shmpool_$key counter'"
+	grep -q "^# HELP shmpool_$key " "$dir/prom" ||
+		fail "dump --prometheus: no '# HELP shmpool_$key ...'"
+	same "dump --prometheus: shmpool_$key summed over the slots of p" \
+		"$(prom_sum "$dir/prom" "shmpool_$key" p)" "$want_total"
+	same "dump --prometheus: shmpool_$key of p, slot retired" \
+		"$(prom_value "$dir/prom" "shmpool_$key{pool=\"p\",slot=\"retired\"}")" "$want_retired"
+	same "dump --prometheus: shmpool_$key of p, slot $k (W2)" \
+		"$(prom_value "$dir/prom" "shmpool_$key{pool=\"p\",slot=\"$k\"}")" "$want_w2"
+done
+same "dump --prometheus: shmpool_get_success_objs summed against the text" \
+	"$(prom_sum "$dir/prom" shmpool_get_success_objs p)" \
+	"$(sed -n 's/^    get_success_objs=//p' "$dir/dump-p.txt" | head -n 1)"
+for g in "shmpool_size{pool=\"p\"} 1024" "shmpool_avail{pool=\"p\"} 1017" \
+		"shmpool_in_use{pool=\"p\"} 7" \
+		"shmpool_common_pool_count{pool=\"p\"} $((1017 - w2_len))" \
+		"shmpool_caches_in_use{pool=\"p\"} 1" \
+		"shmpool_cache_len{pool=\"p\",slot=\"$k\"} $w2_len"; do
+	same "dump --prometheus: ${g% *}" "$(prom_value "$dir/prom" "${g% *}")" "${g##* }"
+done
+echo "a. dump numbers: done"
+
+###########################################################################
+# b. dump reads the segments, not the daemon: the same text with shmpoold
+# stopped (it leaves SOCKET.pools), and killed (a dead socket).
+###########################################################################
+run 0 "$ctl" dump
+cp "$out" "$dir/dump-all.txt"
+same_file "dump (every pool) against dump p, p being the only pool" "$dir/dump-all.txt" "$dir/dump-p.txt"
+run 0 "$ctl" dump --json
+cp "$out" "$dir/dump-all.json"
+run 0 "$ctl" dump --prometheus
+cp "$out" "$dir/dump-all.prometheus"
+
+stop_daemon TERM 0
+for v in "" --json --prometheus; do
+	run 0 "$ctl" dump $v
+	same_file "dump $v with shmpoold stopped" "$out" "$dir/dump-all.$(sfx "$v")"
+done
+run 0 "$ctl" dump p
+same_file "dump p with shmpoold stopped" "$out" "$dir/dump-p.txt"
+
+start_daemon
+stop_daemon KILL 137
+[ -S "$dir/sock" ] || fail "the socket of a killed shmpoold is gone: dump's fallback is not exercised"
+for v in "" --json --prometheus; do
+	run 0 "$ctl" dump $v
+	same_file "dump $v with shmpoold killed" "$out" "$dir/dump-all.$(sfx "$v")"
+done
+start_daemon
+run 0 "$ctl" dump
+same_file "dump with shmpoold restarted" "$out" "$dir/dump-all.txt"
+echo "b. dump without the daemon: done"
+
+###########################################################################
+# g. flush.  W4 --cache 32 get:40 put:40 wait get:1 put:1 hold
+#   get:40  straight from the ring; put:40: len 40
+#   (flush requested: flush_req set, the cache keeps its 40)
+#   get:1   flush_req makes it a miss: the 40 go back to the ring (not
+#           counted), then a refill of 32 + 1 = 33, takes 1: len 32
+#   put:1   hit (0 < 48 - 32): len 33
+# Without the flush, get:1 and put:1 would be hits and leave len 40.
+###########################################################################
+w4_st=$(vadd "2 41 0 0 2 73 2 41 0 0" "$zero_st")
+start_worker w4 p --cache 32 get:40 put:40 wait get:1 put:1 hold
+w4=$wpid
+wait_worker w4 "$w4" waiting
+run 0 "$ctl" dump p
+k4=$(sed -n "s/^  cache\[\([0-9]*\)\]: pid=$w4 len=40\$/\1/p" "$out")
+[ -n "$k4" ] || { k4=1; fail "dump p has no 'cache[K]: pid=$w4 len=40' line for W4: $(cat "$out")"; }
+run 0 "$ctl" flush p --slot "$k4"
+same "flush p --slot $k4" "$(cat "$out")" \
+	"pool p slot $k4: flush requested (40 objects cached); its owner empties it at its next get or put"
+run 0 "$ctl" flush p --slot "$k4" --json
+json_one "flush --json"
+jcheck "flush p --slot $k4 --json" '. == {"name": "p", "slot": $k, "state": "requested", "cached": 40}' \
+	--argjson k "$k4"
+# Only the owner writes its cache: nothing moves until it acts.
+run 0 "$ctl" dump p
+grep -qxF "  cache[$k4]: pid=$w4 len=40" "$out" ||
+	fail "W4's cache changed before W4 acted on the flush request: $(cat "$out")"
+echo go >"$dir/w4.in"
+wait_worker w4 "$w4" ready
+run 0 "$ctl" dump p --json
+jcheck "dump p --json: W4's cache after the flush and get:1 put:1" \
+	'[.pools[0].caches[] | select(.pid == $pid)] == [{"slot": $k, "pid": $pid, "process": "ctl-worker", "len": 33, "stats": $st}]' \
+	--argjson k "$k4" --argjson pid "$w4" --argjson st "$(stats_json "$w4_st")"
+jcheck "dump p --json: the pool after W4" \
+	'.pools[0] | .avail_count == 1017 and .in_use_count == 7 and .caches_in_use == 2 and .total_cache_count == $c and .common_pool_count == 1017 - $c' \
+	--argjson c $((w2_len + 33))
+jcheck "dump p --json: stats after W4" '.pools[0].stats == $st' \
+	--argjson st "$(stats_json "$(vadd "$total_st" "$w4_st")")"
+# A free slot has nothing to flush.
+run 1 "$ctl" flush p --slot 63
+echo "g. flush: done"
+
+###########################################################################
+# h. watch: one table per sample without a terminal; JSON with --count.
+# The pool is at rest: every rate is 0.
+###########################################################################
+t0=$(date +%s%N)
+run 0 "$ctl" watch p --interval 0.2 --count 2
+t1=$(date +%s%N)
+same "watch p --count 2: rows for p (one per table)" "$(awk '$1 == "p"' "$out" | wc -l)" 2
+if grep -q "$(printf '\033')" "$out"; then
+	fail "watch to a file used screen control"
+fi
+[ $(((t1 - t0) / 1000000)) -ge 350 ] ||
+	fail "watch --interval 0.2 --count 2 took $(((t1 - t0) / 1000000)) ms: not an interval per sample"
+run 0 "$ctl" watch --interval 0.2 --count 1
+awk '$1 == "p"' "$out" | grep -q . || fail "watch (every pool) has no row for p: $(cat "$out")"
+run 0 "$ctl" --json watch p --interval 0.2 --count 2
+json_one "watch --json"
+jcheck "watch p --json --count 2" '.interval == 0.2 and (.samples | length) == 2 and
+	all(.samples[]; .pools == [{"name": "p", "size": 1024, "avail": 1017, "in_use": 7,
+		"caches_in_use": 2, "gets_per_sec": 0, "puts_per_sec": 0, "fails_per_sec": 0,
+		"ring_gets_per_sec": 0, "ring_puts_per_sec": 0}])'
+run 4 "$ctl" watch nosuch --count 1
+echo "h. watch: done"
+
+###########################################################################
+# c. batch mode.
+###########################################################################
+# mkbatch FILE PREFIX: two good creates, a bad one (usage), a good one.
+mkbatch() {
+	cat >"$1" <<EOF
+create ${2}1 --objects 64 --object-size 64
+create ${2}2 --objects 64 --object-size 64
+create ${2}3 --objects 0 --object-size 64
+create ${2}4 --objects 64 --object-size 64
+EOF
+}
+mkbatch "$dir/batch-b" b
+run 2 "$ctl" -f "$dir/batch-b"
+grep -qF "shmpoolctl: $dir/batch-b:3:" "$err" ||
+	fail "-f: no 'shmpoolctl: $dir/batch-b:3: ...' on stderr: $(cat "$err")"
+exists b1
+exists b2
+absent b3
+absent b4
+
+mkbatch "$dir/batch-k" k
+run 2 "$ctl" -f "$dir/batch-k" --keep-going
+grep -qF "shmpoolctl: $dir/batch-k:3:" "$err" ||
+	fail "-f --keep-going: no 'shmpoolctl: $dir/batch-k:3: ...' on stderr: $(cat "$err")"
+exists k1
+exists k2
+absent k3
+exists k4
+
+printf 'ping\ndestroy nosuch\ncreate n3 --objects 64 --object-size 64\n' >"$dir/batch-n"
+run 4 "$ctl" -f "$dir/batch-n"
+grep -qF "shmpoolctl: $dir/batch-n:2:" "$err" ||
+	fail "-f: no 'shmpoolctl: $dir/batch-n:2: ...' on stderr: $(cat "$err")"
+absent n3
+
+# Blank lines and comments are skipped, but lines keep their numbers.
+printf '# pools\n\n   \t\ncreate c1 --objects 64 --object-size 64\n  # done\ninfo nosuch\n' >"$dir/batch-c"
+run 4 "$ctl" -f "$dir/batch-c"
+grep -qF "shmpoolctl: $dir/batch-c:6:" "$err" ||
+	fail "-f with comments: no 'shmpoolctl: $dir/batch-c:6: ...' on stderr: $(cat "$err")"
+exists c1
+
+# -f inside a batch is a usage error of that line.
+printf 'ping\n-f %s\n' "$dir/batch-c" >"$dir/batch-f"
+run 2 "$ctl" -f "$dir/batch-f"
+grep -qF "shmpoolctl: $dir/batch-f:2:" "$err" ||
+	fail "-f in a batch line: no 'shmpoolctl: $dir/batch-f:2: ...' on stderr: $(cat "$err")"
+
+# Global options apply to every line.
+printf 'ping\n' >"$dir/batch-p"
+run 3 "$ctl" --socket "$dir/none" -f "$dir/batch-p"
+grep -qF "shmpoolctl: $dir/batch-p:1:" "$err" ||
+	fail "--socket NONE -f: no 'shmpoolctl: $dir/batch-p:1: ...' on stderr: $(cat "$err")"
+
+# From stdin.
+printf 'create s1 --objects 64 --object-size 64\ninfo s1\n' >"$dir/batch-s"
+run 0 "$ctl" -f - <"$dir/batch-s"
+grep -qx "created s1 (memory=shm page-size=4096 path=$dir/shmpool.s1)" "$out" ||
+	fail "-f -: no 'created s1 (...)': $(cat "$out")"
+grep -qx "name: s1" "$out" || fail "-f -: info s1 printed no 'name: s1': $(cat "$out")"
+exists s1
+printf 'ping\ninfo nosuch\n' >"$dir/batch-s2"
+run 4 "$ctl" -f - <"$dir/batch-s2"
+grep -qF "shmpoolctl: -:2:" "$err" || fail "-f -: no 'shmpoolctl: -:2: ...' on stderr: $(cat "$err")"
+
+# --json: one document for the whole batch.
+mkbatch "$dir/batch-j" j
+run 2 "$ctl" --json -f "$dir/batch-j"
+json_one "--json -f"
+jcheck "--json -f: lines and exits" '[.results[].line] == [1, 2, 3] and [.results[].exit] == [0, 0, 2] and .exit == 2'
+jcheck "--json -f: verbs" '[.results[].verb] == ["create", "create", "create"]'
+jcheck "--json -f: line 1's result" '.results[0].result.name == "j1" and .results[0].result.created == true'
+jcheck "--json -f: line 3's error" '.results[2].result.error.exit == 2 and .results[2].result.error.code == "usage"'
+absent j4
+mkbatch "$dir/batch-jk" jk
+run 2 "$ctl" --json -f "$dir/batch-jk" --keep-going
+json_one "--json -f --keep-going"
+jcheck "--json -f --keep-going: lines and exits" '[.results[].line] == [1, 2, 3, 4] and [.results[].exit] == [0, 0, 2, 0] and .exit == 2'
+exists jk4
+run 4 "$ctl" --json -f - <"$dir/batch-s2"
+json_one "--json -f - (line 2 fails)"
+jcheck "--json -f - (line 2 fails)" '[.results[].line] == [1, 2] and [.results[].exit] == [0, 4] and .exit == 4 and
+	.results[0].result.pid == $pid and .results[1].result.error.code == "ENOENT"' --argjson pid "$daemon"
+echo "c. batch: done"
+
+###########################################################################
+# d. usage errors: exit 2, a usage line, nothing changed.
+###########################################################################
+snapshot before
+while IFS= read -r args; do
+	# shellcheck disable=SC2086  # split on purpose
+	run 2 "$ctl" $args </dev/null
+	usage_line "shmpoolctl $args"
+	snapshot after
+	cmp -s "$dir/snap.before" "$dir/snap.after" ||
+		fail "shmpoolctl $args changed the pools: $(diff "$dir/snap.before" "$dir/snap.after")"
+done <<EOF
+create
+create x
+create x --objects 10
+create x --object-size 64
+create x --objects 10 --object-size 64 --huge sometimes
+create x --objects 10 --object-size 64 --mode 999
+create x --objects ten --object-size 64
+create .x --objects 10 --object-size 64
+create x y --objects 10 --object-size 64
+create x --objects 10 --object-size 64 --bogus
+destroy
+destroy a b
+destroy --bogus p
+info
+info a b
+info .a
+list extra
+ping extra
+dump a b
+dump --bogus
+dump p --json --prometheus
+watch --interval 0
+watch --interval x
+watch --count x
+watch p --json --interval 0.2
+flush p
+flush p --slot x
+flush --slot 0
+flush p q --slot 0
+frobnicate
+--bogus list
+EOF
+run 2 "$ctl"
+usage_line "shmpoolctl (no verb)"
+run 2 "$ctl" --json
+usage_line "shmpoolctl --json (no verb)"
+echo "d. usage errors: done"
+
+###########################################################################
+# e. exit codes.
+###########################################################################
+for args in ping list "info p" "create z --objects 64 --object-size 64" \
+		"destroy p" "flush p --slot 0"; do
+	run 3 "$ctl" --socket "$dir/none" $args
+done
+for args in "info nosuch" "destroy nosuch" "dump nosuch" \
+		"flush nosuch --slot 0"; do
+	run 4 "$ctl" $args
+done
+run 1 "$ctl" create p --objects 1024 --object-size 64
+run 0 "$ctl" create p --objects 1024 --object-size 64 --if-not-exists
+same "create --if-not-exists of an existing pool" "$(cat "$out")" "pool p exists"
+run 1 "$ctl" flush p --slot 63
+run 1 "$ctl" flush p --slot 64
+# Attached processes keep a pool from being destroyed.
+run 1 "$ctl" destroy p
+exists p
+echo "e. exit codes: done"
+
+###########################################################################
+# f. --json: one document from every verb, errors included.
+###########################################################################
+run 0 "$ctl" --json ping
+json_one "--json ping"
+jcheck "--json ping" '. == {"protocol": 1, "version": $v, "pid": $pid}' \
+	--arg v "$version" --argjson pid "$daemon"
+run 0 "$ctl" ping --json
+json_one "ping --json"
+jcheck "ping --json" '.pid == $pid' --argjson pid "$daemon"
+
+run 0 "$ctl" --json create js --objects 64 --object-size 64
+json_one "--json create"
+jcheck "--json create" '. == {"name": "js", "created": true, "path": $path, "memory": "shm", "page_size": 4096}' \
+	--arg path "$dir/shmpool.js"
+run 0 "$ctl" create js --objects 64 --object-size 64 --if-not-exists --json
+json_one "create --if-not-exists --json"
+jcheck "create --if-not-exists --json" '. == {"name": "js", "created": false}'
+run 1 "$ctl" --json create js --objects 64 --object-size 64
+json_error "--json create (exists)" 1 EEXIST
+
+run 0 "$ctl" info js
+cp "$out" "$dir/info.txt"
+run 0 "$ctl" --json info js
+json_one "--json info"
+jcheck "--json info js" '.name == "js" and .path == $path and .memory == "shm" and
+	.page_size == 4096 and .objects == 64 and .object_size == 64 and
+	.slots_in_use == 0 and .avail == 64 and .mode == "0660" and .huge_policy == "prefer"' \
+	--arg path "$dir/shmpool.js"
+# Every key of the text, '-' turned '_'; numbers as numbers but mode.
+while IFS= read -r line; do
+	key=${line%%: *}
+	value=${line#*: }
+	jkey=$(echo "$key" | tr - _)
+	if [ "$key" != mode ] && echo "$value" | grep -qx '[0-9][0-9]*'; then
+		jcheck "--json info: $jkey" '.[$k] == ($v | tonumber)' --arg k "$jkey" --arg v "$value"
+	else
+		jcheck "--json info: $jkey" '.[$k] == $v' --arg k "$jkey" --arg v "$value"
+	fi
+done <"$dir/info.txt"
+run 4 "$ctl" --json info nosuch
+json_error "--json info (no such pool)" 4 ENOENT
+
+run 0 "$ctl" --json list
+json_one "--json list"
+jcheck "--json list: js" '[.pools[] | select(.name == "js")] == [{"name": "js", "memory": "shm", "objects": 64,
+	"object_size": 64, "slots_in_use": 0, "avail": 64, "path": $path}]' --arg path "$dir/shmpool.js"
+jcheck "--json list: p" '[.pools[] | select(.name == "p")] == [{"name": "p", "memory": "shm", "objects": 1024,
+	"object_size": 64, "slots_in_use": 2, "avail": 1017, "path": $path}]' --arg path "$dir/shmpool.p"
+
+run 0 "$ctl" --json destroy js
+json_one "--json destroy"
+jcheck "--json destroy" '. == {"name": "js", "destroyed": true}'
+run 4 "$ctl" destroy js --json
+json_error "destroy --json (no such pool)" 4 ENOENT
+run 1 "$ctl" --json destroy p
+json_error "--json destroy (busy)" 1 EBUSY
+
+run 1 "$ctl" --json flush p --slot 63
+json_error "--json flush (free slot)" 1 ENOENT
+run 4 "$ctl" --json flush nosuch --slot 0
+json_error "--json flush (no such pool)" 4 ENOENT
+
+run 0 "$ctl" --json dump
+json_one "--json dump"
+run 4 "$ctl" --json dump nosuch
+json_error "--json dump (no such pool)" 4 ENOENT
+run 0 "$ctl" --json watch --interval 0.1 --count 1
+json_one "--json watch"
+run 4 "$ctl" --json watch nosuch --interval 0.1 --count 1
+json_error "--json watch (no such pool)" 4 ENOENT
+
+run 3 "$ctl" --json --socket "$dir/none" ping
+json_error "--json ping (no daemon)" 3 unreachable
+run 3 "$ctl" --socket "$dir/none" info p --json
+json_error "info --json (no daemon)" 3 unreachable
+
+run 2 "$ctl" --json frobnicate
+json_error "--json frobnicate" 2 usage
+usage_line "--json frobnicate"
+run 2 "$ctl" --json create x --objects 10 --object-size 64 --huge sometimes
+json_error "--json create (bad --huge)" 2 usage
+usage_line "--json create (bad --huge)"
+run 2 "$ctl" --json
+json_error "--json (no verb)" 2 usage
+echo "f. json: done"
+
+###########################################################################
+# The workers go: shmpoold reclaims their slots; every counter is then in
+# the retired totals, and only W3's 7 objects are still in use.
+###########################################################################
+kill -KILL "$w2" "$w4"
+{ wait "$w2"; wait "$w4"; } 2>/dev/null || :
+poll 5 "dump p shows every slot reclaimed (caches_in_use=0)" \
+	dump_has p "  caches_in_use=0"
+run 0 "$ctl" dump p --json
+jcheck "dump p --json after the workers" \
+	'.pools[0] | .stats == .retired and .stats == $st and .avail_count == 1017 and .in_use_count == 7 and .caches == []' \
+	--argjson st "$(stats_json "$(vadd "$total_st" "$w4_st")")"
+
+if [ "$failures" -ne 0 ]; then
+	echo "ctl tests: $failures failures"
+	exit 1
+fi
+echo "ctl tests: ok"
