@@ -236,7 +236,10 @@ pool_open_ro(const char *path, const char *name, struct pool_handle **hp)
 {
 	int fd, ret;
 
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO put in the segment's place must not hang us
+	 * (pool_map() refuses anything but a regular file). */
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+		O_CLOEXEC);
 	if (fd < 0)
 		return seterr(-errno, "cannot open segment '%s': %s", path,
 			strerror(errno));
@@ -250,7 +253,7 @@ pool_open_path(const char *path, const char *name, struct pool_handle **hp)
 {
 	int fd, ret;
 
-	fd = open(path, O_RDWR | O_CLOEXEC);
+	fd = open(path, O_RDWR | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT && name != NULL)
 			return seterr(-ENOENT, "no pool '%s' (no segment "

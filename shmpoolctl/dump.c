@@ -14,6 +14,8 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -387,15 +389,105 @@ process_name(pid_t pid, uint64_t start_time, char *buf, size_t size)
 	return 1;
 }
 
+/*
+ * Reading a segment someone cuts short raises SIGBUS: turn it into an
+ * error for this pool, not a crash (and, in watch, a raw terminal).
+ */
+static sigjmp_buf bus_jmp;
+static volatile sig_atomic_t bus_armed;
+
+static void
+on_sigbus(int sig)
+{
+	if (bus_armed) {
+		bus_armed = 0;
+		siglongjmp(bus_jmp, 1);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void
+sigbus_catch(void)
+{
+	static int done;
+	struct sigaction sa;
+
+	if (done++)
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigbus;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+}
+
+#define SNAP_TRIES	100	/* reads until one is consistent */
+
+/*
+ * One pass over the slots into snap; the owner words as they were before
+ * each slot was read go to owners[].  0, or 1 if a slot was being
+ * released (its counters moving to the retired totals).
+ */
+static int
+snap_slots(struct pool_handle *h, struct pool_snap *snap, uint64_t *owners,
+		int want_process)
+{
+	int releasing = 0;
+	uint32_t i, len;
+
+	snap->nb_live = 0;
+	snap->total_cache_count = 0;
+	for (i = 0; i < h->nb_slots; i++) {
+		const struct seg_slot *s = &h->slots[i];
+		struct slot_snap *ss = &snap->slots[snap->nb_live];
+		uint64_t owner = uatomic_read(&s->owner);
+
+		owners[i] = owner;
+		if (SLOT_STATE(owner) == SEG_SLOT_FREE)
+			continue;
+		releasing |= SLOT_STATE(owner) == SEG_SLOT_RELEASING;
+		cmm_smp_rmb();
+		ss->slot = i;
+		ss->state = SLOT_STATE(owner);
+		ss->pid = SLOT_PID(owner);
+		len = uatomic_read(&s->cache.len);
+		/* A length out of range is no count. */
+		ss->len = len > h->obj_count ? 0 : len;
+		counters_read(ss->stats, &s->cache, 1);
+		ss->has_process = 0;
+		if (want_process)
+			ss->has_process = process_name(ss->pid,
+				uatomic_read(&s->start_time), ss->process,
+				sizeof(ss->process));
+		snap->total_cache_count += ss->len;
+		snap->nb_live++;
+	}
+	return releasing;
+}
+
+/* Did any slot change owner since owners[] was taken? */
+static int
+owners_changed(const struct pool_handle *h, const uint64_t *owners)
+{
+	uint32_t i;
+
+	cmm_smp_rmb();
+	for (i = 0; i < h->nb_slots; i++)
+		if (uatomic_read(&h->slots[i].owner) != owners[i])
+			return 1;
+	return 0;
+}
+
 int
 pool_snap_read(const struct pool_ref *ref, struct pool_snap *snap,
 		int want_process, char *err, size_t errsz)
 {
 	struct pool_handle *h;
 	const struct seg_hdr *hdr;
-	uint32_t i, len, ring;
+	uint64_t r2[SNAP_COUNTERS], *owners;
+	uint32_t i, ring, tries;
 	uint64_t avail;
-	int ret;
+	int ret, releasing;
 
 	memset(snap, 0, sizeof(*snap));
 	snprintf(snap->name, sizeof(snap->name), "%s", ref->name);
@@ -405,6 +497,7 @@ pool_snap_read(const struct pool_ref *ref, struct pool_snap *snap,
 			"(its segment was truncated)", ref->name);
 		return -EIO;
 	}
+	sigbus_catch();
 	ret = pool_open_ro(ref->path, ref->name, &h);
 	if (ret < 0) {
 		snprintf(err, errsz, "pool '%s': %s", ref->name,
@@ -413,16 +506,30 @@ pool_snap_read(const struct pool_ref *ref, struct pool_snap *snap,
 		return ret;
 	}
 	snap->slots = calloc(h->nb_slots, sizeof(*snap->slots));
-	if (snap->slots == NULL) {
+	owners = calloc(h->nb_slots, sizeof(*owners));
+	if (snap->slots == NULL || owners == NULL) {
+		free(owners);
+		free(snap->slots);
+		snap->slots = NULL;
 		pool_close(h);
 		snprintf(err, errsz, "out of memory");
 		return -ENOMEM;
 	}
+	if (sigsetjmp(bus_jmp, 1) != 0) {
+		free(owners);
+		free(snap->slots);
+		snap->slots = NULL;
+		pool_close(h);
+		snprintf(err, errsz, "pool '%s': %s was cut short while "
+			"being read", ref->name, ref->path);
+		return -EIO;
+	}
+	bus_armed = 1;
 
 	hdr = h->hdr;
 	snap->huge = !!(uatomic_read(&hdr->flags) & SEG_FLAG_HUGE);
 	snap->page_size = uatomic_read(&hdr->page_size);
-	snap->seg_size = uatomic_read(&hdr->seg_size);
+	snap->seg_size = h->map_size;
 	snap->create_time = uatomic_read(&hdr->create_time);
 	snap->size = h->obj_count;
 	snap->obj_size = uatomic_read(&hdr->obj_size);
@@ -435,30 +542,30 @@ pool_snap_read(const struct pool_ref *ref, struct pool_snap *snap,
 	snap->flushthresh = SHMPOOL_CACHE_FLUSHTHRESH(h->cache_size);
 	snap->nb_slots = h->nb_slots;
 
-	ring = ring_count(&h->ring);
-	snap->common_pool_count = ring > h->obj_count ? h->obj_count : ring;
-	for (i = 0; i < h->nb_slots; i++) {
-		const struct seg_slot *s = &h->slots[i];
-		struct slot_snap *ss = &snap->slots[snap->nb_live];
-		uint64_t owner = uatomic_read(&s->owner);
-
-		if (SLOT_STATE(owner) == SEG_SLOT_FREE)
-			continue;
-		ss->slot = i;
-		ss->state = SLOT_STATE(owner);
-		ss->pid = SLOT_PID(owner);
-		len = uatomic_read(&s->cache.len);
-		/* A half-written length is no count. */
-		ss->len = len > 2 * SHMPOOL_CACHE_MAX_SIZE ? 0 : len;
-		counters_read(ss->stats, &s->cache, 1);
-		if (want_process)
-			ss->has_process = process_name(ss->pid,
-				uatomic_read(&s->start_time), ss->process,
-				sizeof(ss->process));
-		snap->total_cache_count += ss->len;
-		snap->nb_live++;
+	/*
+	 * A slot released meanwhile moves its counters into the retired
+	 * totals: read the retired totals before and after the slots, and
+	 * again until nothing moved in between, so that no count is seen
+	 * twice or not at all.  Workers that only get and put do not make
+	 * it retry.
+	 */
+	for (tries = 0;; tries++) {
+		counters_read(snap->retired, &hdr->retired, 0);
+		cmm_smp_rmb();
+		releasing = snap_slots(h, snap, owners,
+			want_process);
+		counters_read(r2, &hdr->retired, 0);
+		if ((!releasing && !owners_changed(h, owners) &&
+		     memcmp(r2, snap->retired, sizeof(r2)) == 0) ||
+		    tries + 1 == SNAP_TRIES)
+			break;
 	}
-	counters_read(snap->retired, &hdr->retired, 0);
+	ring = ring_count(&h->ring);
+	bus_armed = 0;
+
+	snap->common_pool_count = ring > h->obj_count ? h->obj_count : ring;
+	if (snap->total_cache_count > h->obj_count)
+		snap->total_cache_count = h->obj_count;
 	for (i = 0; i < SNAP_COUNTERS; i++) {
 		uint32_t k;
 
@@ -470,6 +577,7 @@ pool_snap_read(const struct pool_ref *ref, struct pool_snap *snap,
 	avail = snap->common_pool_count + snap->total_cache_count;
 	snap->avail = avail > snap->size ? snap->size : (uint32_t)avail;
 	snap->in_use = snap->size - snap->avail;
+	free(owners);
 	pool_close(h);
 	return 0;
 }
@@ -850,8 +958,10 @@ do_dump(struct ctl *c, int argc, char **argv)
 		}
 		/* One pool asked for and not read: that is the answer. */
 		if (name != NULL) {
-			ret = ctl_error(c, EXIT_FAILED, proto_errname(ret),
-				"name", name, "%s", e->msg);
+			/* A stale index line: the segment is gone. */
+			ret = ctl_error(c, ret == -ENOENT ? EXIT_NO_POOL :
+				EXIT_FAILED, proto_errname(ret), "name", name,
+				"%s", e->msg);
 			goto out;
 		}
 		ctl_warn(c, "%s", e->msg);

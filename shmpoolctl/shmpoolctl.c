@@ -629,11 +629,12 @@ create_parse(struct verb_args *va, struct create_args *a)
 		return usage_error(c, u, "--objects is required");
 	if (!a->has_object_size)
 		return usage_error(c, u, "--object-size is required");
-	/* A cache flushes at 1.5 times its size: the pool must hold that. */
-	if (a->has_cache && a->cache * 3 > a->objects * 2)
+	/* A cache flushes at 1.5 times its size (rounded down, as
+	 * SHMPOOL_CACHE_FLUSHTHRESH()): the pool must hold that. */
+	if (a->has_cache && a->cache * 3 / 2 > a->objects)
 		return usage_error(c, u, "--cache: %" PRIu64 " needs at least "
 			"%" PRIu64 " objects (1.5 times), --objects is %"
-			PRIu64, a->cache, (a->cache * 3 + 1) / 2, a->objects);
+			PRIu64, a->cache, a->cache * 3 / 2, a->objects);
 	return 0;
 }
 

@@ -384,7 +384,7 @@ on_signal(int sig)
 	got_signal = sig;
 }
 
-static const int tty_signals[] = { SIGINT, SIGTERM, SIGTSTP };
+static const int tty_signals[] = { SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGTSTP };
 
 static void
 tty_raw(void)
@@ -578,7 +578,8 @@ out:
 
 		tty_done();
 		w->c->quiet = 0;
-		if (sig == SIGINT || sig == SIGTERM) {
+		if (sig == SIGINT || sig == SIGTERM || sig == SIGQUIT ||
+		    sig == SIGHUP) {
 			sample_free(&w->prev);
 			fflush(stdout);
 			/* Die of it, now that the terminal is back. */

@@ -320,7 +320,8 @@ pool_add(const char *path, const char *name, struct pool **pp)
 		return -ENOMEM;
 	/* Never follow a link: whoever may write the folder could point
 	 * it at any file, which attach would then hand out. */
-	p->fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	p->fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+		O_CLOEXEC);
 	if (p->fd < 0) {
 		ret = seterr(-errno, "cannot open %s: %s", path,
 			strerror(errno));

@@ -800,6 +800,21 @@ jcheck "dump p --json after the workers" \
 	'.pools[0] | .stats == .retired and .stats == $st and .avail_count == 1017 and .in_use_count == 7 and .caches == []' \
 	--argjson st "$(stats_json "$(vadd "$total_st" "$w4_st")")"
 
+###########################################################################
+# i. A hostile index (no daemon on its socket): a FIFO in a segment's
+# place, a missing file and garbage must not hang or crash dump.
+###########################################################################
+mkdir "$dir/fake"
+mkfifo "$dir/fake/shmpool.fifo"
+printf '%s\n' "# not shmpoold's" "fifo $dir/fake/shmpool.fifo" \
+	"gone $dir/fake/shmpool.gone" "bad name with spaces" '../x /etc/passwd' \
+	>"$dir/fake/sock.pools"
+run 1 timeout 10 "$ctl" --socket "$dir/fake/sock" dump
+grep -q "not a regular file" "$err" ||
+	fail "dump of a FIFO: no 'not a regular file' in: $(cat "$err")"
+run 4 timeout 10 "$ctl" --socket "$dir/fake/sock" dump gone
+run 1 timeout 10 "$ctl" --socket "$dir/fake/sock" dump fifo
+
 if [ "$failures" -ne 0 ]; then
 	echo "ctl tests: $failures failures"
 	exit 1
