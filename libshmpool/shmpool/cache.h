@@ -115,10 +115,13 @@ _shmpool_generic_get(struct shmpool *pool, void **objs, unsigned int n,
 			n - 1 < cache->len && !cache->flush_req)) {
 		uint32_t len = cache->len - n;
 		const uint32_t *src = &cache->objs[len];
+		/* In a local: stores to objs[] may alias pool->objbase, and
+		 * reloading it each time stops the loop from vectorising. */
+		char *base = pool->objbase;
 		unsigned int i;
 
 		for (i = 0; i < n; i++)
-			objs[i] = shmpool_ref_to_ptr_(pool, src[i]);
+			objs[i] = base + ((uintptr_t)src[i] << SHMPOOL_REF_SHIFT);
 		cache->len = len;
 		SHMPOOL_STAT_ADD(cache, get_success_bulk, 1);
 		SHMPOOL_STAT_ADD(cache, get_success_objs, n);
@@ -137,10 +140,12 @@ _shmpool_generic_put(struct shmpool *pool, void * const *objs,
 			n - 1 < cache->flushthresh - cache->len &&
 			!cache->flush_req)) {
 		uint32_t *dst = &cache->objs[cache->len];
+		uintptr_t base = (uintptr_t)pool->objbase;
 		unsigned int i;
 
 		for (i = 0; i < n; i++)
-			dst[i] = shmpool_ptr_to_ref_(pool, objs[i]);
+			dst[i] = (uint32_t)(((uintptr_t)objs[i] - base) >>
+				SHMPOOL_REF_SHIFT);
 		cache->len += n;
 		SHMPOOL_STAT_ADD(cache, put_bulk, 1);
 		SHMPOOL_STAT_ADD(cache, put_objs, n);

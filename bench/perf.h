@@ -1,0 +1,319 @@
+/*
+ * perf.h - what shmpool-perf.c and dpdk-perf.c share: the description of
+ * a case, the timed get/put loops (one template, instantiated once per
+ * get/put API, so that shmpool and rte_mempool run the same code around
+ * their calls), the PRNG of the random cases and the clock.
+ *
+ * Self-contained on purpose: dpdk-perf.c is compiled with DPDK's flags and
+ * without libshmpool's headers.
+ */
+#ifndef SHMPOOL_BENCH_PERF_H
+#define SHMPOOL_BENCH_PERF_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <time.h>
+
+/* Objects a worker moves between two looks at its clock. */
+#define PERF_N			65536
+
+#define PERF_WORKERS_MAX	256
+#define PERF_KEEP_MAX		32768
+#define PERF_BULK_MAX		4096
+#define PERF_REPEAT_MAX		99
+#define PERF_CACHE_LINE		64
+
+/* One case: a line of output. */
+struct perf_case {
+	unsigned int cache_size;	/* objects; 0 for no cache */
+	int claimed;			/* a cache each worker claims (shmpool)
+					   or creates (DPDK's user-owned cache),
+					   rather than the default one */
+	unsigned int workers;		/* processes (shmpool), lcores (DPDK) */
+	unsigned int get_bulk;		/* fixed sizes; unused when random */
+	unsigned int put_bulk;
+	unsigned int max_bulk;		/* random sizes in 1 .. max_bulk; 0 for
+					   fixed sizes */
+	unsigned int keep;		/* objects held before putting back */
+	int constant_n;			/* sizes known at compile time */
+};
+
+/* What every case of a run shares. */
+struct perf_setup {
+	unsigned int obj_count;		/* objects in each pool */
+	unsigned int obj_size;		/* bytes per object */
+	unsigned int max_workers;	/* largest workers of any case */
+	unsigned int max_cache;		/* largest cache size of any case */
+	unsigned int nb_cache_sizes;	/* distinct default-cache sizes > 0 */
+	double seconds;			/* per case and run */
+	const char *ring;		/* DPDK's mempool ops without a cache */
+	int verbose;
+};
+
+/* What one worker reports. */
+struct perf_result {
+	uint64_t count;			/* objects got and put back */
+	uint64_t ns;			/* time it took */
+	int status;			/* 0, or -1 when a get or put failed */
+} __attribute__((aligned(PERF_CACHE_LINE)));
+
+/* Set by SIGINT, SIGTERM and SIGHUP: end the case now (shmpool-perf.c). */
+extern volatile sig_atomic_t perf_stop;
+
+/* bench/dpdk-perf.c, when configure found libdpdk (HAVE_DPDK). */
+int dpdk_perf_init(const struct perf_setup *setup);
+int dpdk_perf_run(const struct perf_case *c, double *rate);
+void dpdk_perf_fini(void);
+
+#define PERF_LIKELY(x)		__builtin_expect(!!(x), 1)
+#define PERF_UNLIKELY(x)	__builtin_expect(!!(x), 0)
+
+static inline uint64_t
+perf_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Rounds of n_keep objects between two looks at the clock. */
+static inline unsigned int
+perf_rounds(unsigned int keep)
+{
+	return keep >= PERF_N ? 1 : PERF_N / keep;
+}
+
+/*
+ * xorshift64: a handful of instructions per draw, and sizes the branch
+ * predictor cannot learn.  Both sides seed worker i alike, so that they
+ * draw the same sizes.
+ */
+static inline uint64_t
+perf_seed(unsigned int worker)
+{
+	/* An odd multiplier: never 0, which xorshift cannot leave. */
+	return 0x9e3779b97f4a7c15ull * (worker + 1);
+}
+
+static inline uint64_t
+perf_rand(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*state = x;
+	return x;
+}
+
+/* Uniform in 1 .. max, by multiply and shift rather than a division. */
+static inline unsigned int
+perf_rand_bulk(uint64_t *state, unsigned int max)
+{
+	return 1 + (unsigned int)(((perf_rand(state) >> 32) * max) >> 32);
+}
+
+/* The sizes constant_n=1 has a loop compiled for (see PERF_DEFINE_LOOPS). */
+static inline int
+perf_constant_ok(unsigned int bulk)
+{
+	switch (bulk) {
+	case 1: case 4: case 8: case 32: case 64: case 128:
+		return 1;
+	}
+	return 0;
+}
+
+/* The end of a run, set by whoever times it: one load from a line that
+ * nobody writes until then. */
+static inline int
+perf_stopped(const unsigned int *stop)
+{
+	return __atomic_load_n(stop, __ATOMIC_RELAXED) != 0;
+}
+
+/*
+ * PERF_DEFINE_LOOPS(pfx, ctx_t, GET, PUT) defines, for one get/put API:
+ *
+ *   static int pfx_timed(ctx_t *ctx, void **tab, const struct perf_case *c,
+ *           double seconds, unsigned int worker, const unsigned int *stop,
+ *           struct perf_result *res)
+ *
+ * which runs case c until *stop is set (by whoever times the run), or
+ * perf_stop is, or seconds have passed by the worker's own clock (looked
+ * at every PERF_N objects, as DPDK's test does), and reports what it
+ * counted over the time it ran.  GET(ctx, objs, n) and PUT(ctx, objs, n)
+ * are expressions, negative on failure.  tab holds at least c->keep
+ * pointers.
+ *
+ * One round gets keep objects in bulks of get_bulk into tab, then puts
+ * them back in bulks of put_bulk, and counts keep.  With constant_n, a
+ * switch picks a function compiled for that size (pfx_c1 .. pfx_c128), so
+ * that the inline get and put see a constant n.  Random sizes are drawn
+ * for every get and every put, the last of a round cut to what is left.
+ *
+ * *stop is looked at once a round; without a cache, before every get and
+ * put.  There every call is a ring operation, next to which the load is
+ * noise, and the ring can collapse (more workers than CPUs, one
+ * descheduled in the middle of an operation): a round can then take
+ * seconds, and the run must still end on time.  A round cut short counts
+ * the objects it put back and puts the others back uncounted.
+ */
+#define PERF_DEFINE_CONST(pfx, ctx_t, b)				\
+static __attribute__((noinline)) int64_t				\
+pfx##_c##b(ctx_t *ctx, void **tab, const struct perf_case *c,		\
+		const unsigned int *stop, int fine)			\
+{									\
+	return fine ? pfx##_fixed(ctx, tab, c->keep, b, b, stop, 1) :	\
+		pfx##_fixed(ctx, tab, c->keep, b, b, stop, 0);		\
+}
+
+#define PERF_DEFINE_LOOPS(pfx, ctx_t, GET, PUT)				\
+/* Stopped with tab[from .. to) in hand: put them back, uncounted. */	\
+static __attribute__((noinline, cold)) int64_t				\
+pfx##_cut(ctx_t *ctx, void **tab, unsigned int from, unsigned int to,	\
+		int64_t count)						\
+{									\
+	if (from < to && PUT(ctx, &tab[from], to - from) < 0)		\
+		return -1;						\
+	return count;							\
+}									\
+									\
+static inline __attribute__((always_inline)) int64_t			\
+pfx##_fixed(ctx_t *ctx, void **tab, unsigned int keep,			\
+		unsigned int get_bulk, unsigned int put_bulk,		\
+		const unsigned int *stop, const int fine)		\
+{									\
+	unsigned int rounds = perf_rounds(keep), r, i;			\
+	int64_t count = 0;						\
+									\
+	for (r = 0; r < rounds; r++) {					\
+		for (i = 0; i < keep; i += get_bulk) {			\
+			if (fine && PERF_UNLIKELY(perf_stopped(stop)))	\
+				return pfx##_cut(ctx, tab, 0, i, count); \
+			if (PERF_UNLIKELY(GET(ctx, &tab[i], get_bulk) < 0)) \
+				return -1;				\
+		}							\
+		for (i = 0; i < keep; i += put_bulk) {			\
+			if (fine && PERF_UNLIKELY(perf_stopped(stop)))	\
+				return pfx##_cut(ctx, tab, i, keep,	\
+					count + i);			\
+			if (PERF_UNLIKELY(PUT(ctx, &tab[i], put_bulk) < 0)) \
+				return -1;				\
+		}							\
+		count += keep;						\
+		if (!fine && PERF_UNLIKELY(perf_stopped(stop)))		\
+			break;						\
+	}								\
+	return count;							\
+}									\
+									\
+static __attribute__((noinline)) int64_t				\
+pfx##_var(ctx_t *ctx, void **tab, const struct perf_case *c,		\
+		const unsigned int *stop, int fine)			\
+{									\
+	unsigned int keep = c->keep, get = c->get_bulk, put = c->put_bulk; \
+									\
+	return fine ? pfx##_fixed(ctx, tab, keep, get, put, stop, 1) :	\
+		pfx##_fixed(ctx, tab, keep, get, put, stop, 0);		\
+}									\
+									\
+PERF_DEFINE_CONST(pfx, ctx_t, 1)					\
+PERF_DEFINE_CONST(pfx, ctx_t, 4)					\
+PERF_DEFINE_CONST(pfx, ctx_t, 8)					\
+PERF_DEFINE_CONST(pfx, ctx_t, 32)					\
+PERF_DEFINE_CONST(pfx, ctx_t, 64)					\
+PERF_DEFINE_CONST(pfx, ctx_t, 128)					\
+									\
+static inline __attribute__((always_inline)) int64_t			\
+pfx##_rand(ctx_t *ctx, void **tab, unsigned int keep, unsigned int max,	\
+		uint64_t *rng, const unsigned int *stop, const int fine) \
+{									\
+	unsigned int rounds = perf_rounds(keep), r, i, n;		\
+	uint64_t x = *rng;						\
+	int64_t count = 0;						\
+									\
+	for (r = 0; r < rounds; r++) {					\
+		for (i = 0; i < keep; i += n) {				\
+			if (fine && PERF_UNLIKELY(perf_stopped(stop)))	\
+				return pfx##_cut(ctx, tab, 0, i, count); \
+			n = perf_rand_bulk(&x, max);			\
+			if (n > keep - i)				\
+				n = keep - i;				\
+			if (PERF_UNLIKELY(GET(ctx, &tab[i], n) < 0))	\
+				return -1;				\
+		}							\
+		for (i = 0; i < keep; i += n) {				\
+			if (fine && PERF_UNLIKELY(perf_stopped(stop)))	\
+				return pfx##_cut(ctx, tab, i, keep,	\
+					count + i);			\
+			n = perf_rand_bulk(&x, max);			\
+			if (n > keep - i)				\
+				n = keep - i;				\
+			if (PERF_UNLIKELY(PUT(ctx, &tab[i], n) < 0))	\
+				return -1;				\
+		}							\
+		count += keep;						\
+		if (!fine && PERF_UNLIKELY(perf_stopped(stop)))		\
+			break;						\
+	}								\
+	*rng = x;							\
+	return count;							\
+}									\
+									\
+static __attribute__((noinline)) int64_t				\
+pfx##_random(ctx_t *ctx, void **tab, const struct perf_case *c,	\
+		uint64_t *rng, const unsigned int *stop, int fine)	\
+{									\
+	return fine ?							\
+		pfx##_rand(ctx, tab, c->keep, c->max_bulk, rng, stop, 1) : \
+		pfx##_rand(ctx, tab, c->keep, c->max_bulk, rng, stop, 0); \
+}									\
+									\
+static int64_t								\
+pfx##_round(ctx_t *ctx, void **tab, const struct perf_case *c,		\
+		uint64_t *rng, const unsigned int *stop)		\
+{									\
+	int fine = c->cache_size == 0;					\
+									\
+	if (c->max_bulk != 0)						\
+		return pfx##_random(ctx, tab, c, rng, stop, fine);	\
+	if (!c->constant_n)						\
+		return pfx##_var(ctx, tab, c, stop, fine);		\
+	switch (c->get_bulk) {						\
+	case 1: return pfx##_c1(ctx, tab, c, stop, fine);		\
+	case 4: return pfx##_c4(ctx, tab, c, stop, fine);		\
+	case 8: return pfx##_c8(ctx, tab, c, stop, fine);		\
+	case 32: return pfx##_c32(ctx, tab, c, stop, fine);		\
+	case 64: return pfx##_c64(ctx, tab, c, stop, fine);		\
+	case 128: return pfx##_c128(ctx, tab, c, stop, fine);		\
+	}								\
+	return -1;							\
+}									\
+									\
+static int								\
+pfx##_timed(ctx_t *ctx, void **tab, const struct perf_case *c,		\
+		double seconds, unsigned int worker,			\
+		const unsigned int *stop, struct perf_result *res)	\
+{									\
+	uint64_t limit = (uint64_t)(seconds * 1e9);			\
+	uint64_t rng = perf_seed(worker), count = 0, start;		\
+	int64_t n;							\
+									\
+	start = perf_now_ns();						\
+	do {								\
+		n = pfx##_round(ctx, tab, c, &rng, stop);		\
+		if (n < 0)						\
+			break;						\
+		count += (uint64_t)n;					\
+	} while (!perf_stopped(stop) && !perf_stop &&			\
+		 perf_now_ns() - start < limit);			\
+	res->count = count;						\
+	res->ns = perf_now_ns() - start;				\
+	res->status = n < 0 ? -1 : 0;					\
+	return res->status;						\
+}
+
+#endif /* SHMPOOL_BENCH_PERF_H */

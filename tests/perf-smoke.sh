@@ -1,0 +1,26 @@
+#!/bin/sh
+# shmpool-perf --smoke: one short case (cache 512, one worker, bulk 32,
+# keep 128) that must run, count and print its one line, and leave no
+# segment behind.  A smoke, not a timed test: the rate is not judged.
+set -eu
+b="${top_builddir:-.}"
+perf="$b/bench/shmpool-perf"
+[ -x "$perf" ] || { echo "$perf is not built"; exit 1; }
+
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+set +e
+"$perf" --smoke >"$out" &
+pid=$!
+wait $pid
+rc=$?
+set -e
+cat "$out"
+[ $rc -eq 0 ] || { echo "shmpool-perf --smoke: exit $rc, not 0"; exit 1; }
+n=$(grep -c '^shmpool_perf cache=512 cores=1 n_get_bulk=32 n_put_bulk=32 n_keep=128 constant_n=0 rate_persec=[1-9][0-9]*$' "$out" || true)
+[ "$n" -eq 1 ] || { echo "expected one case line, got $n"; exit 1; }
+# Its segment (and the temporary file it is built in) is gone.
+for f in "/dev/shm/shmpool.perf-$pid" /dev/shm/.shmpool-new.perf-"$pid".*; do
+	[ ! -e "$f" ] || { echo "$f was left behind"; exit 1; }
+done
+echo "perf smoke: ok"
