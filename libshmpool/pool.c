@@ -228,32 +228,20 @@ pool_open_fd(int fd, const char *what, const char *name,
 }
 
 /*
- * Map the segment at path for reading only (shmpoolctl dump): whatever
- * the reader does, it cannot write.  Links are not followed.
+ * Map the segment at path, for reading and writing (the path hook of
+ * shmpool_attach()) or for reading only (shmpoolctl dump: whatever the
+ * reader does, it cannot write).  Links are not followed, and O_NONBLOCK
+ * keeps a FIFO put in the segment's place from hanging us (pool_map()
+ * refuses anything but a regular file).
  */
 int
-pool_open_ro(const char *path, const char *name, struct pool_handle **hp)
+pool_open_file(const char *path, const char *name, int writable,
+		struct pool_handle **hp)
 {
 	int fd, ret;
 
-	/* O_NONBLOCK: a FIFO put in the segment's place must not hang us
-	 * (pool_map() refuses anything but a regular file). */
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
-		O_CLOEXEC);
-	if (fd < 0)
-		return seterr(-errno, "cannot open segment '%s': %s", path,
-			strerror(errno));
-	ret = pool_open_prot(fd, path, name, PROT_READ, hp);
-	close(fd);
-	return ret;
-}
-
-int
-pool_open_path(const char *path, const char *name, struct pool_handle **hp)
-{
-	int fd, ret;
-
-	fd = open(path, O_RDWR | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW |
+		O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT && name != NULL)
 			return seterr(-ENOENT, "no pool '%s' (no segment "
@@ -261,7 +249,8 @@ pool_open_path(const char *path, const char *name, struct pool_handle **hp)
 		return seterr(-errno, "cannot open segment '%s': %s", path,
 			strerror(errno));
 	}
-	ret = pool_open_fd(fd, path, name, hp);
+	ret = pool_open_prot(fd, path, name,
+		writable ? PROT_READ | PROT_WRITE : PROT_READ, hp);
 	close(fd);
 	return ret;
 }
@@ -344,7 +333,7 @@ shmpool_attach(const char *name, const struct shmpool_attach_opts *opts,
 		if (ret < 0)
 			return ret;
 	} else {
-		ret = pool_open_path(opts->path, name, &h);
+		ret = pool_open_file(opts->path, name, 1, &h);
 		if (ret < 0)
 			return ret;
 		cache_size = opts->flags & SHMPOOL_ATTACH_CACHE_SIZE ?

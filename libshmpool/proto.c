@@ -265,6 +265,31 @@ proto_connect(const char *path)
 }
 
 int
+proto_take_fd(struct msghdr *mh)
+{
+	struct cmsghdr *c;
+	int first = -1;
+
+	for (c = CMSG_FIRSTHDR(mh); c != NULL; c = CMSG_NXTHDR(mh, c)) {
+		size_t i, nfd;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < nfd; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (first < 0)
+				first = fd;
+			else
+				close(fd);
+		}
+	}
+	return first;
+}
+
+int
 proto_call(int sock, const char *req, char *buf, size_t bufsz,
 		struct proto_msg *msg, int *fdp)
 {
@@ -275,10 +300,9 @@ proto_call(int sock, const char *req, char *buf, size_t bufsz,
 	} cbuf;
 	struct iovec iov;
 	struct msghdr mh;
-	struct cmsghdr *c;
 	const char *bad;
 	ssize_t len;
-	int n, ret;
+	int n, ret, fd;
 
 	if (fdp != NULL)
 		*fdp = -1;
@@ -304,24 +328,11 @@ proto_call(int sock, const char *req, char *buf, size_t bufsz,
 	if (len < 0)
 		return seterr(-ECONNREFUSED, "shmpoold: no reply: %s",
 			errno == EAGAIN ? "timed out" : strerror(errno));
-	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-		    c->cmsg_len >= CMSG_LEN(sizeof(int))) {
-			size_t i, nfd = (c->cmsg_len - CMSG_LEN(0)) /
-				sizeof(int);
-
-			for (i = 0; i < nfd; i++) {
-				int fd;
-
-				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int),
-					sizeof(int));
-				if (fdp != NULL && *fdp < 0)
-					*fdp = fd;
-				else
-					close(fd);
-			}
-		}
-	}
+	fd = proto_take_fd(&mh);
+	if (fdp != NULL)
+		*fdp = fd;
+	else if (fd >= 0)
+		close(fd);
 	if (len == 0)
 		ret = seterr(-ECONNREFUSED, "shmpoold closed the connection");
 	else if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))

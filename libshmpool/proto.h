@@ -70,6 +70,13 @@ const char *proto_socket_path(void);
 int proto_connect(const char *path);
 
 /*
+ * The first descriptor that came with a received message (SCM_RIGHTS),
+ * or -1; any others are closed.
+ */
+struct msghdr;
+int proto_take_fd(struct msghdr *mh);
+
+/*
  * Send req (a NUL-terminated line without the version) and receive the
  * reply into buf (bufsz bytes, NUL-terminated), parsed into msg.  When fdp
  * is not NULL, a descriptor that came with the reply is stored there (or

@@ -117,9 +117,7 @@ int seg_proc_start_time(pid_t pid, uint64_t *start_time);
 /* pool.c */
 int pool_open_fd(int fd, const char *what, const char *name,
 		struct pool_handle **hp);
-int pool_open_path(const char *path, const char *name,
-		struct pool_handle **hp);
-int pool_open_ro(const char *path, const char *name,
+int pool_open_file(const char *path, const char *name, int writable,
 		struct pool_handle **hp);
 void pool_close(struct pool_handle *h);
 int slot_claim_for(struct pool_handle *h, unsigned int size, pid_t pid,

@@ -2,7 +2,7 @@
  * dump.c - find the pools' segments and read them: geometry, counts,
  * caches and counters, as text, JSON or Prometheus metrics.
  *
- * A segment is mapped read-only (pool_open_ro()): dump never writes to
+ * A segment is mapped read-only (pool_open_file()): dump never writes to
  * it, takes no lock and needs no daemon.  What it reads others change
  * meanwhile; each number is read once, and the totals are summed from
  * the same reads, so a dump agrees with itself.
@@ -498,7 +498,7 @@ pool_snap_read(const struct pool_ref *ref, struct pool_snap *snap,
 		return -EIO;
 	}
 	sigbus_catch();
-	ret = pool_open_ro(ref->path, ref->name, &h);
+	ret = pool_open_file(ref->path, ref->name, 0, &h);
 	if (ret < 0) {
 		snprintf(err, errsz, "pool '%s': %s", ref->name,
 			shmpool_last_error()[0] != '\0' ?

@@ -302,10 +302,19 @@ struct verb {
 	const char *keys[12];
 };
 
+/* Root and the daemon's group may change pools; else an EPERM reply. */
 static int
-may_manage(const struct client *c)
+deny_unless_manager(const struct client *c, struct reply *r,
+		const char *what)
 {
-	return c->who.uid == 0 || peer_in_group(&c->who, denv.group);
+	char text[256];
+
+	if (c->who.uid == 0 || peer_in_group(&c->who, denv.group))
+		return 0;
+	snprintf(text, sizeof(text), "uid %ld is neither root nor in "
+		"shmpoold's group %ld: it may not %s", (long)c->who.uid,
+		(long)denv.group, what);
+	return reply_err(r, EPERM, NULL, NULL, text);
 }
 
 static struct pool *
@@ -361,12 +370,8 @@ do_create(struct client *c, const struct proto_msg *m, struct reply *r)
 	}
 	if (create_req_finish(&req, &field, text, sizeof(text)) < 0)
 		return reply_err(r, EINVAL, field, proto_get(m, field), text);
-	if (!may_manage(c)) {
-		snprintf(text, sizeof(text), "uid %ld is neither root nor in "
-			"shmpoold's group %ld: it may not create pools",
-			(long)c->who.uid, (long)denv.group);
-		return reply_err(r, EPERM, NULL, NULL, text);
-	}
+	if (deny_unless_manager(c, r, "create pools"))
+		return -1;
 	if (!req.owner_set)
 		req.owner = c->who.uid;
 	else if (c->who.uid != 0 && req.owner != c->who.uid) {
@@ -409,12 +414,8 @@ do_destroy(struct client *c, const struct proto_msg *m, struct reply *r)
 				"force: not 0 or 1");
 		force = f[0] == '1';
 	}
-	if (!may_manage(c)) {
-		snprintf(text, sizeof(text), "uid %ld is neither root nor in "
-			"shmpoold's group %ld: it may not destroy pools",
-			(long)c->who.uid, (long)denv.group);
-		return reply_err(r, EPERM, NULL, NULL, text);
-	}
+	if (deny_unless_manager(c, r, "destroy pools"))
+		return -1;
 	p = need_pool(m, r);
 	if (p == NULL)
 		return -1;
@@ -579,12 +580,8 @@ do_flush(struct client *c, const struct proto_msg *m, struct reply *r)
 	uint64_t slot;
 	int ret;
 
-	if (!may_manage(c)) {
-		snprintf(text, sizeof(text), "uid %ld is neither root nor in "
-			"shmpoold's group %ld: it may not flush caches",
-			(long)c->who.uid, (long)denv.group);
-		return reply_err(r, EPERM, NULL, NULL, text);
-	}
+	if (deny_unless_manager(c, r, "flush caches"))
+		return -1;
 	p = need_pool(m, r);
 	if (p == NULL)
 		return -1;
@@ -706,6 +703,7 @@ client_read(struct client *c)
 	struct iovec iov;
 	struct cmsghdr *cm;
 	ssize_t len;
+	int fd;
 
 	memset(&mh, 0, sizeof(mh));
 	iov.iov_base = buf;
@@ -732,21 +730,9 @@ client_read(struct client *c)
 		return;
 	}
 	/* Descriptors a client sends are not wanted. */
-	for (cm = CMSG_FIRSTHDR(&mh); cm != NULL; cm = CMSG_NXTHDR(&mh, cm)) {
-		if (cm->cmsg_level == SOL_SOCKET &&
-		    cm->cmsg_type == SCM_RIGHTS) {
-			size_t i, n = (cm->cmsg_len - CMSG_LEN(0)) /
-				sizeof(int);
-
-			for (i = 0; i < n; i++) {
-				int fd;
-
-				memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int),
-					sizeof(int));
-				close(fd);
-			}
-		}
-	}
+	fd = proto_take_fd(&mh);
+	if (fd >= 0)
+		close(fd);
 	c->last_ms = now_ms();
 	r.fd = -1;
 	r.claimed = NULL;
