@@ -22,12 +22,15 @@ int
 cache_flush(struct pool_handle *h, struct shmpool_cache *cache)
 {
 	uint32_t len = cache->len;
+	int ret;
 
 	if (len == 0)
 		return 0;
 	uatomic_set(&cache->len, 0);
 	cmm_smp_wmb();
-	if (ring_enqueue(&h->ring, cache->objs, len, RING_BULK) == 0) {
+	ret = ring_enqueue(&h->ring, cache->objs, len, RING_BULK,
+		&cache->ring_op);
+	if (ret == 0) {
 		uatomic_set(&cache->len, len);
 		return -ENOSPC;
 	}
@@ -67,7 +70,7 @@ shmpool_generic_get_slow(struct shmpool *pool, void **objs, unsigned int n,
 
 	if (cache == NULL || n > cache->size) {
 		if (ring_dequeue_ptrs(&h->ring, objs, n, pool->objbase,
-				RING_BULK) != 0) {
+				RING_BULK) > 0) {
 			SHMPOOL_STAT_ADD(st, get_common_pool_bulk, 1);
 			SHMPOOL_STAT_ADD(st, get_common_pool_objs, n);
 			goto success;
@@ -77,7 +80,7 @@ shmpool_generic_get_slow(struct shmpool *pool, void **objs, unsigned int n,
 		 * a failure changes nothing. */
 		len = cache != NULL ? cache->len : 0;
 		if (len == 0 || ring_dequeue_ptrs(&h->ring, objs + len, n - len,
-				pool->objbase, RING_BULK) == 0)
+				pool->objbase, RING_BULK) <= 0)
 			goto fail;
 		SHMPOOL_STAT_ADD(st, get_common_pool_bulk, 1);
 		SHMPOOL_STAT_ADD(st, get_common_pool_objs, n - len);
@@ -95,10 +98,10 @@ shmpool_generic_get_slow(struct shmpool *pool, void **objs, unsigned int n,
 	 */
 	len = cache->len;
 	want = cache->size + n - len;
-	if (ring_dequeue(&h->ring, &cache->objs[len], want, RING_BULK) == 0) {
+	if (ring_dequeue(&h->ring, &cache->objs[len], want, RING_BULK) <= 0) {
 		want = n - len;
 		if (ring_dequeue(&h->ring, &cache->objs[len], want,
-				RING_BULK) == 0)
+				RING_BULK) <= 0)
 			goto fail;
 	}
 	SHMPOOL_STAT_ADD(cache, get_common_pool_bulk, 1);
@@ -137,7 +140,7 @@ shmpool_generic_put_slow(struct shmpool *pool, void * const *objs,
 
 	if (cache == NULL || n > cache->flushthresh) {
 		if (ring_enqueue_ptrs(&h->ring, objs, n, pool->objbase,
-				RING_BULK) == 0)
+				RING_BULK, &st->ring_op) <= 0)
 			return -ENOSPC;
 		SHMPOOL_STAT_ADD(st, put_common_pool_bulk, 1);
 		SHMPOOL_STAT_ADD(st, put_common_pool_objs, n);
@@ -147,7 +150,7 @@ shmpool_generic_put_slow(struct shmpool *pool, void * const *objs,
 	/* Here n <= flushthresh < len + n: flush, then push. */
 	if (cache->len != 0) {
 		if (ring_enqueue(&h->ring, cache->objs, cache->len,
-				RING_BULK) == 0)
+				RING_BULK, &cache->ring_op) <= 0)
 			return -ENOSPC;
 		SHMPOOL_STAT_ADD(cache, put_common_pool_bulk, 1);
 		SHMPOOL_STAT_ADD(cache, put_common_pool_objs, cache->len);

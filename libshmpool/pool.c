@@ -111,8 +111,8 @@ stats_fold(struct shmpool_stats *dst, struct shmpool_cache *c)
  * aggregate stays the same.  -ESRCH when pid does not own the slot (it was
  * given back already, perhaps claimed again by someone else); -ENOSPC when
  * the ring has no room (only a double put does that): the slot then stays
- * RELEASING with its objects.  A slot found RELEASING is finished: its
- * owner died giving it back.
+ * RELEASING with its objects.  A slot found
+ * RELEASING is finished: its owner died giving it back.
  */
 int
 slot_retire(struct pool_handle *h, struct seg_slot *s, pid_t pid)
@@ -120,12 +120,14 @@ slot_retire(struct pool_handle *h, struct seg_slot *s, pid_t pid)
 	uint64_t claimed = SLOT_OWNER(SEG_SLOT_CLAIMED, pid);
 	uint64_t releasing = SLOT_OWNER(SEG_SLOT_RELEASING, pid);
 	uint64_t cur;
+	int ret;
 
 	cur = uatomic_cmpxchg(&s->owner, claimed, releasing);
 	if (cur != claimed && cur != releasing)
 		return -ESRCH;
-	if (cache_flush(h, &s->cache) < 0)
-		return -ENOSPC;
+	ret = cache_flush(h, &s->cache);
+	if (ret < 0)
+		return ret;
 	stats_fold(&h->hdr->retired, &s->cache);
 	s->cache.size = 0;
 	s->cache.flushthresh = 0;
@@ -205,7 +207,7 @@ pool_open_prot(int fd, const char *what, const char *name, int prot,
 	h->elt_size = geom.elt_size;
 	h->cache_size = geom.cache_size;
 	h->ring.r = (struct ring *)((char *)hdr + geom.ring_off);
-	h->ring.slots = h->ring.r->slots;
+	h->ring.ents = h->ring.r->ents;
 	h->ring.size = geom.ring_size;
 	h->ring.mask = geom.ring_size - 1;
 	h->ring.capacity = geom.ring_size;

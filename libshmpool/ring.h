@@ -1,22 +1,54 @@
 /*
- * ring.h - the multi-producer multi-consumer ring of object
- * references that holds a pool's free objects.  Internal to libshmpool.
+ * ring.h - the multi-producer multi-consumer ring of object references
+ * that holds a pool's free objects.  Internal to libshmpool.
  *
- * The layout follows DPDK's rte_ring: producer and consumer each have a
- * head (claimed) and a tail (published) on a cache line of their own; the
- * counters run free over 32 bits and are masked on access.  An operation
- * claims entries by moving its side's head with a compare-and-swap, copies,
- * then publishes by moving its side's tail once every earlier operation of
- * that side has published.  A process that waits for an earlier one yields
- * the CPU after a short spin, so that one descheduled in the middle of an
- * operation gets to run and finish it.  It takes no lock but is not
- * lock-free in the strict sense: an operation that never finishes (its
- * process killed between head and tail) holds up its side for good.
+ * Positions are 64-bit counters that only grow: producers claim positions
+ * at prod_head, consumers at cons_head, each side with one compare-and-
+ * swap.  Position q lives in entry q & mask, and each entry carries a
+ * sequence (the low 32 bits of a position) next to its reference:
+ *
+ *   seq == q + 1    the entry holds the reference put at position q;
+ *   seq == q + 2    a hole: position q was claimed by a producer that
+ *                   died before writing it (marked by shmpoold), and
+ *                   holds nothing;
+ *   anything else   position q has not been written yet.
+ *
+ * A consumer reads before it claims: it copies the n entries from
+ * cons_head out, checking their sequences, and only then claims them by
+ * moving cons_head; if another consumer moved it first, it copies again.
+ * Once a position is behind cons_head, its reader is therefore done with
+ * it, and a producer may write it a lap later: producers need look at
+ * nothing but cons_head, as with a tail.  A producer claims n positions
+ * and writes them, each with its sequence.
+ *
+ * So there is no tail to publish in order, and no operation waits for
+ * another one to finish, except a consumer that reaches a position whose
+ * producer has claimed it and not written it yet.  That consumer holds
+ * nothing while it waits (spinning a little, then yielding the CPU so that
+ * the producer, if it was descheduled there, can finish).  A process
+ * descheduled in the middle of an operation holds up only the positions it
+ * is writing; consumers reach them only once they have taken everything
+ * before.
+ *
+ * A producer killed between its claim and its last write leaves positions
+ * that will never be written.  Each producer therefore first writes what it
+ * is about to claim in a record of its own (the ring_op word of its cache),
+ * and ring_repair() (shmpoold, after a death) makes a hole of every
+ * claimed, unwritten position that no live record covers; the next
+ * consumer to reach a hole steps over it.  The references that producer
+ * was putting were in its hands and are lost with it, as every object a
+ * dead process held.  A consumer killed anywhere leaves nothing: before
+ * its claim it has changed nothing, after it it has read everything.
+ *
+ * The positions are 64 bits wide so that a process stopped between its
+ * look and its claim can never see its compare-and-swap succeed on a
+ * counter that went once round (at 10^9 operations a second, 2^64 is five
+ * centuries).
  */
 #ifndef SHMPOOL_RING_H
 #define SHMPOOL_RING_H
 
-#include <sched.h>
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 #include <urcu/arch.h>
@@ -26,10 +58,10 @@
 #include "shmpool.h"
 
 /*
- * Acquire and release orderings for the heads and tails.  liburcu's
- * cmm_smp_mb() gives them everywhere; on a TSO machine loads are never
- * reordered with later accesses nor stores with earlier ones, so the
- * compiler barrier is enough there.
+ * Acquire and release orderings for the entries.  liburcu's cmm_smp_mb()
+ * gives them everywhere; on a TSO machine loads are never reordered with
+ * later accesses nor stores with earlier ones, so the compiler barrier is
+ * enough there.
  */
 #if defined(__x86_64__) || defined(__i386__)
 #define ring_smp_acquire()	cmm_barrier()
@@ -39,24 +71,34 @@
 #define ring_smp_release()	cmm_smp_mb()
 #endif
 
-/* Spins before a waiting operation yields the CPU. */
+/* Spins before a waiting consumer yields the CPU. */
 #define RING_SPINS_BEFORE_YIELD	64
 
-struct ring_headtail {
-	uint32_t head;
-	uint32_t tail;
-};
+/* The smallest ring: an unwritten entry's sequence (that of position
+ * q - size) must not read as written (q + 1) or as a hole (q + 2). */
+#define RING_SIZE_MIN		4
 
 /* The ring as it lives in the segment. */
 struct ring {
 	uint32_t size;			/* entries, a power of two */
 	uint32_t mask;			/* size - 1 */
-	uint32_t capacity;		/* entries usable at once */
-	uint32_t reserved[13];
-	struct ring_headtail prod __attribute__((aligned(64)));
-	struct ring_headtail cons __attribute__((aligned(64)));
-	uint32_t slots[] __attribute__((aligned(64)));
+	uint32_t capacity;		/* entries usable at once (size) */
+	uint32_t reserved0;
+	uint64_t holes;			/* holes between the heads */
+	uint64_t reserved1[5];
+	uint64_t prod_head __attribute__((aligned(64)));
+	uint64_t cons_head __attribute__((aligned(64)));
+	uint64_t ents[] __attribute__((aligned(64)));	/* seq << 32 | ref */
 };
+
+/*
+ * A producer's record of what it is claiming: one word, written with one
+ * store before the claim and cleared with one after the writes, position
+ * (its low 32 bits, enough within a lap) << 32 | count; 0 for nothing.
+ */
+#define RING_OP(pos, n)		((uint64_t)(uint32_t)(pos) << 32 | (uint32_t)(n))
+#define RING_OP_N(op)		((uint32_t)(op))
+#define RING_OP_POS(op)		((uint32_t)((op) >> 32))
 
 /*
  * A process's view of a ring: where it is mapped and its geometry, read
@@ -64,7 +106,7 @@ struct ring {
  */
 struct ring_view {
 	struct ring *r;
-	uint32_t *slots;
+	uint64_t *ents;
 	uint32_t size;
 	uint32_t mask;
 	uint32_t capacity;
@@ -75,232 +117,261 @@ enum ring_mode {
 	RING_BURST,			/* as many as there are, up to n */
 };
 
+static inline uint64_t
+ring_ent(uint32_t seq, uint32_t ref)
+{
+	return (uint64_t)seq << 32 | ref;
+}
+
+static inline uint32_t
+ring_ent_seq(uint64_t e)
+{
+	return (uint32_t)(e >> 32);
+}
+
 static inline size_t
 ring_mem_size(uint32_t size)
 {
-	return sizeof(struct ring) + (size_t)size * sizeof(uint32_t);
+	return sizeof(struct ring) + (size_t)size * sizeof(uint64_t);
 }
 
-/* Initialise an empty ring of size entries (a power of two) in place. */
+/* Initialise an empty ring of size entries (a power of two) in place:
+ * every entry as if written a lap before position 0. */
 static inline void
 ring_init(struct ring *r, uint32_t size)
 {
+	uint32_t i;
+
 	memset(r, 0, sizeof(*r));
 	r->size = size;
 	r->mask = size - 1;
-	/* Free-running counters: every entry is usable at once. */
 	r->capacity = size;
+	for (i = 0; i < size; i++)
+		r->ents[i] = ring_ent(i + 1 - size, 0);
 }
 
-/* Entries in the ring now; exact only when no operation is in progress. */
+/*
+ * References in the ring now: exact when no operation is in progress,
+ * else between what it was and what it will be.
+ */
 static inline uint32_t
 ring_count(const struct ring_view *v)
 {
-	uint32_t cons, prod, count;
+	uint64_t cons, prod, holes;
+	int64_t count;
 
-	cons = uatomic_read(&v->r->cons.tail);
-	/* The producers' tail, read later, is never behind this one. */
+	cons = uatomic_read(&v->r->cons_head);
+	/* The producers' head, read later, is never behind this one. */
 	cmm_smp_rmb();
-	prod = uatomic_read(&v->r->prod.tail);
-	count = prod - cons;
-	/* Producers may have moved on meanwhile. */
-	return count > v->capacity ? v->capacity : count;
+	prod = uatomic_read(&v->r->prod_head);
+	holes = uatomic_read(&v->r->holes);
+	count = (int64_t)(prod - cons - holes);
+	if (count < 0)
+		return 0;
+	return count > v->capacity ? v->capacity : (uint32_t)count;
 }
 
 /*
- * Claim up to n entries for one side (ht) by moving its head, given the
- * other side's tail: a producer may fill capacity entries past the
- * consumers' tail, a consumer may read up to the producers' tail.
+ * Move a side's head from *pos to *pos + n with a compare-and-swap.  On
+ * failure *pos is the head as it is now.
  */
-static inline unsigned int
-ring_move_head(struct ring_headtail *ht, const struct ring_headtail *other,
-		uint32_t capacity, uint32_t size, unsigned int n,
-		enum ring_mode mode, uint32_t *old_head)
+static inline int
+ring_claim(uint64_t *head, uint64_t *pos, unsigned int n)
 {
-	uint32_t head, avail;
-	unsigned int want = n;
+	uint64_t old = uatomic_cmpxchg(head, *pos, *pos + n);
 
-	for (;;) {
-		n = want;
-		head = uatomic_read(&ht->head);
-		/* Read the other tail after our head: what is available
-		 * can then only come out too small, or too big when our
-		 * head is stale (and the CAS below fails). */
-		cmm_smp_rmb();
-		/* Pairs with the release in the other side's
-		 * ring_update_tail(): the entries it has published (written
-		 * by producers, or read by consumers) are ours to use. */
-		avail = capacity + uatomic_read(&other->tail) - head;
-		ring_smp_acquire();
-		if (caa_unlikely(avail > size)) {
-			/* A stale head: read it again.  With the same head,
-			 * only a corrupted segment says so: never copy
-			 * beyond the ring's entries for it. */
-			if (uatomic_read(&ht->head) != head)
-				continue;
-			avail = 0;
-		}
-		if (caa_unlikely(n > avail))
-			n = mode == RING_BULK ? 0 : avail;
-		if (n == 0)
-			return 0;
-		if (uatomic_cmpxchg(&ht->head, head, head + n) == head)
-			break;
+	if (caa_likely(old == *pos))
+		return 1;
+	*pos = old;
+	return 0;
+}
+
+/*
+ * Write m entries from e, sequences from seq, with the references
+ * refs[0 ..] (ptrs == 0) or those of the pointers objs[0 ..].  A straight
+ * loop, so that it vectorises.
+ */
+static inline void
+ring_fill(uint64_t *e, uint32_t seq, const uint32_t *refs,
+		void * const *objs, const char *base, int ptrs, unsigned int m)
+{
+	unsigned int i;
+
+	if (ptrs) {
+		for (i = 0; i < m; i++)
+			e[i] = ring_ent(seq + i, (uint32_t)(((uintptr_t)objs[i] -
+				(uintptr_t)base) >> SHMPOOL_REF_SHIFT));
+	} else {
+		for (i = 0; i < m; i++)
+			e[i] = ring_ent(seq + i, refs[i]);
 	}
-	*old_head = head;
+}
+
+/* Write the n claimed entries from position pos (see ring_fill()). */
+static inline void
+ring_write(const struct ring_view *v, uint64_t pos, unsigned int n,
+		const uint32_t *refs, void * const *objs, const char *base,
+		int ptrs)
+{
+	uint32_t idx = (uint32_t)pos & v->mask, m;
+
+	m = n < v->size - idx ? n : v->size - idx;
+	/* The objects' contents before the references. */
+	ring_smp_release();
+	ring_fill(&v->ents[idx], (uint32_t)pos + 1, refs, objs, base, ptrs, m);
+	if (caa_unlikely(m < n))
+		ring_fill(v->ents, (uint32_t)pos + 1 + m, ptrs ? NULL : refs + m,
+			ptrs ? objs + m : NULL, base, ptrs, n - m);
+}
+
+/*
+ * Copy the references of the m entries from e to refs[0 ..] (ptrs == 0)
+ * or as pointers of this process to objs[0 ..] (ptrs == 1); returns 0 when
+ * their sequences are seq, seq + 1, ... (written for these positions).
+ * One pass with no early exit, so that it vectorises: the common case is
+ * that they all are.
+ */
+static inline uint32_t
+ring_copy_out(const uint64_t *e, uint32_t seq, uint32_t *refs, void **objs,
+		char *base, int ptrs, unsigned int m)
+{
+	uint32_t bad = 0;
+	unsigned int i;
+
+	if (ptrs) {
+		for (i = 0; i < m; i++) {
+			bad |= ring_ent_seq(e[i]) ^ (seq + i);
+			objs[i] = base + ((uintptr_t)(uint32_t)e[i] <<
+				SHMPOOL_REF_SHIFT);
+		}
+	} else {
+		for (i = 0; i < m; i++) {
+			bad |= ring_ent_seq(e[i]) ^ (seq + i);
+			refs[i] = (uint32_t)e[i];
+		}
+	}
+	return bad;
+}
+
+/* Copy the n entries from position pos out (see ring_copy_out()). */
+static inline int
+ring_read(const struct ring_view *v, uint64_t pos, unsigned int n,
+		uint32_t *refs, void **objs, char *base, int ptrs)
+{
+	uint32_t idx = (uint32_t)pos & v->mask, m, bad;
+
+	m = n < v->size - idx ? n : v->size - idx;
+	bad = ring_copy_out(&v->ents[idx], (uint32_t)pos + 1, refs, objs,
+		base, ptrs, m);
+	if (caa_unlikely(m < n))
+		bad |= ring_copy_out(v->ents, (uint32_t)pos + 1 + m,
+			ptrs ? NULL : refs + m, ptrs ? objs + m : NULL, base,
+			ptrs, n - m);
+	/* The sequences' loads before the objects' contents. */
+	ring_smp_acquire();
+	return bad == 0;
+}
+
+/* ring.c: the operations when the first try did not succeed. */
+int ring_put_slow(const struct ring_view *v, const uint32_t *refs,
+		void * const *objs, const char *base, int ptrs, unsigned int n,
+		enum ring_mode mode, uint64_t *rec);
+int ring_get_slow(const struct ring_view *v, uint32_t *refs, void **objs,
+		char *base, int ptrs, unsigned int n, enum ring_mode mode);
+
+/*
+ * Put n references in: from refs (ptrs == 0) or converted from the
+ * pointers objs (ptrs == 1, relative to base).  rec is the caller's
+ * record (that of the cache it puts through).  Returns how many went in:
+ * n, or 0 for RING_BULK when they do not fit.  Inline: one claim and the
+ * copy; anything else is ring_put_slow().
+ */
+static inline __attribute__((always_inline)) int
+ring_put(const struct ring_view *v, const uint32_t *refs, void * const *objs,
+		const char *base, int ptrs, unsigned int n,
+		enum ring_mode mode, uint64_t *rec)
+{
+	uint64_t pos = uatomic_read(&v->r->prod_head);
+
+	/* Every position up to pos + n - 1 - size has been claimed, that
+	 * is read, by a consumer (as the heads are 64-bit, pos + n cannot
+	 * wrap). */
+	if (caa_unlikely(pos + n - uatomic_read(&v->r->cons_head) > v->size))
+		return ring_put_slow(v, refs, objs, base, ptrs, n, mode, rec);
+	/* The record before the claim: the compare-and-swap orders them. */
+	uatomic_set(rec, RING_OP(pos, n));
+	if (caa_unlikely(!ring_claim(&v->r->prod_head, &pos, n)))
+		return ring_put_slow(v, refs, objs, base, ptrs, n, mode, rec);
+	ring_write(v, pos, n, refs, objs, base, ptrs);
+	ring_smp_release();
+	uatomic_set(rec, 0);
 	return n;
 }
 
-static inline unsigned int
-ring_move_prod_head(const struct ring_view *v, unsigned int n,
-		enum ring_mode mode, uint32_t *old_head)
-{
-	return ring_move_head(&v->r->prod, &v->r->cons, v->capacity, v->size,
-		n, mode, old_head);
-}
-
-static inline unsigned int
-ring_move_cons_head(const struct ring_view *v, unsigned int n,
-		enum ring_mode mode, uint32_t *old_head)
-{
-	return ring_move_head(&v->r->cons, &v->r->prod, 0, v->size, n, mode,
-		old_head);
-}
-
-/* Publish [old, new) once every earlier operation of this side has. */
-static inline void
-ring_update_tail(struct ring_headtail *ht, uint32_t old, uint32_t new)
-{
-	unsigned int spins = 0;
-
-	while (caa_unlikely(uatomic_read(&ht->tail) != old)) {
-		if (++spins < RING_SPINS_BEFORE_YIELD) {
-			caa_cpu_relax();
-		} else {
-			sched_yield();
-			spins = 0;
-		}
-	}
-	/* Our copies above happen before the other side sees the tail. */
-	ring_smp_release();
-	uatomic_set(&ht->tail, new);
-}
-
 /*
- * No operation of the producers is between moving the head and
- * publishing the tail: an enqueue now will not wait for anyone (unless
- * one starts meanwhile).  For shmpoold, which must not wait on a dead
- * process.
+ * Take n references out: to refs (ptrs == 0) or as pointers relative to
+ * base to objs (ptrs == 1).  Returns how many came out: n, or 0 for
+ * RING_BULK when there are not that many.  refs or objs may have been
+ * written even when nothing comes out.
  */
-static inline int
-ring_prod_idle(const struct ring_view *v)
+static inline __attribute__((always_inline)) int
+ring_get(const struct ring_view *v, uint32_t *refs, void **objs, char *base,
+		int ptrs, unsigned int n, enum ring_mode mode)
 {
-	return uatomic_read(&v->r->prod.head) ==
-		uatomic_read(&v->r->prod.tail);
-}
+	uint64_t pos = uatomic_read(&v->r->cons_head);
 
-/* Copy references into the ring from src. */
-static inline void
-ring_write_refs(const struct ring_view *v, uint32_t head, const uint32_t *src,
-		unsigned int n)
-{
-	uint32_t idx = head & v->mask;
-
-	if (caa_likely(idx + n <= v->size)) {
-		memcpy(&v->slots[idx], src, n * sizeof(*src));
-	} else {
-		uint32_t first = v->size - idx;
-
-		memcpy(&v->slots[idx], src, first * sizeof(*src));
-		memcpy(&v->slots[0], src + first, (n - first) * sizeof(*src));
-	}
-}
-
-static inline void
-ring_read_refs(const struct ring_view *v, uint32_t head, uint32_t *dst,
-		unsigned int n)
-{
-	uint32_t idx = head & v->mask;
-
-	if (caa_likely(idx + n <= v->size)) {
-		memcpy(dst, &v->slots[idx], n * sizeof(*dst));
-	} else {
-		uint32_t first = v->size - idx;
-
-		memcpy(dst, &v->slots[idx], first * sizeof(*dst));
-		memcpy(dst + first, &v->slots[0], (n - first) * sizeof(*dst));
-	}
+	if (caa_unlikely(!ring_read(v, pos, n, refs, objs, base, ptrs) ||
+			!ring_claim(&v->r->cons_head, &pos, n)))
+		return ring_get_slow(v, refs, objs, base, ptrs, n, mode);
+	return n;
 }
 
 /*
  * Enqueue n references; returns how many went in (n or 0 for RING_BULK).
- * Any number of processes may enqueue and dequeue at once.
+ * Any number of processes may enqueue and dequeue at once, each producer
+ * with a record of its own.
  */
-static inline unsigned int
+static inline int
 ring_enqueue(const struct ring_view *v, const uint32_t *refs, unsigned int n,
-		enum ring_mode mode)
+		enum ring_mode mode, uint64_t *rec)
 {
-	uint32_t head;
-
-	n = ring_move_prod_head(v, n, mode, &head);
-	if (n != 0) {
-		ring_write_refs(v, head, refs, n);
-		ring_update_tail(&v->r->prod, head, head + n);
-	}
-	return n;
+	return ring_put(v, refs, NULL, NULL, 0, n, mode, rec);
 }
 
 /* Dequeue up to n references into refs; returns how many came out. */
-static inline unsigned int
+static inline int
 ring_dequeue(const struct ring_view *v, uint32_t *refs, unsigned int n,
 		enum ring_mode mode)
 {
-	uint32_t head;
-
-	n = ring_move_cons_head(v, n, mode, &head);
-	if (n != 0) {
-		ring_read_refs(v, head, refs, n);
-		ring_update_tail(&v->r->cons, head, head + n);
-	}
-	return n;
+	return ring_get(v, refs, NULL, NULL, 0, n, mode);
 }
 
 /*
  * The same for pointers of the calling process: the ring holds references
  * (cache lines from base), so each entry is converted on the way.
  */
-static inline unsigned int
+static inline int
 ring_enqueue_ptrs(const struct ring_view *v, void * const *objs,
-		unsigned int n, const char *base, enum ring_mode mode)
+		unsigned int n, const char *base, enum ring_mode mode,
+		uint64_t *rec)
 {
-	uint32_t head;
-	unsigned int i;
-
-	n = ring_move_prod_head(v, n, mode, &head);
-	if (n != 0) {
-		for (i = 0; i < n; i++)
-			v->slots[(head + i) & v->mask] = (uint32_t)
-				(((uintptr_t)objs[i] - (uintptr_t)base) >> SHMPOOL_REF_SHIFT);
-		ring_update_tail(&v->r->prod, head, head + n);
-	}
-	return n;
+	return ring_put(v, NULL, objs, base, 1, n, mode, rec);
 }
 
-static inline unsigned int
+static inline int
 ring_dequeue_ptrs(const struct ring_view *v, void **objs, unsigned int n,
 		char *base, enum ring_mode mode)
 {
-	uint32_t head;
-	unsigned int i;
-
-	n = ring_move_cons_head(v, n, mode, &head);
-	if (n != 0) {
-		for (i = 0; i < n; i++)
-			objs[i] = base +
-				((uintptr_t)v->slots[(head + i) & v->mask] << SHMPOOL_REF_SHIFT);
-		ring_update_tail(&v->r->cons, head, head + n);
-	}
-	return n;
+	return ring_get(v, NULL, objs, base, 1, n, mode);
 }
+
+/* ring.c: shmpoold's repair of what dead producers left claimed. */
+struct ring_repair_stats {
+	uint64_t holes;			/* positions of dead producers holed */
+	uint64_t deferred;		/* positions a live record covers */
+};
+int ring_repair(const struct ring_view *v, const uint64_t *recs,
+		size_t stride, unsigned int nrecs,
+		struct ring_repair_stats *st);
 
 #endif /* SHMPOOL_RING_H */

@@ -24,7 +24,7 @@
 
 /* "SHMPOOL" and a NUL, read as a little-endian 64-bit number. */
 #define SEG_MAGIC		UINT64_C(0x004c4f4f504d4853)
-#define SEG_ABI_VERSION		1
+#define SEG_ABI_VERSION		2
 
 #define SEG_FLAG_HUGE		0x1	/* on hugetlbfs */
 /* The huge-page policy the pool was created under (set by shmpoold). */
@@ -52,7 +52,8 @@ struct seg_hdr {
 	uint32_t cache_size;		/* default cache size of an attachment */
 	uint32_t nb_slots;
 	uint32_t slot_size;		/* sizeof(struct seg_slot) */
-	uint32_t ring_size;		/* entries, a power of two >= obj_count */
+	uint32_t ring_size;		/* entries, a power of two >= obj_count
+					   and >= RING_SIZE_MIN */
 	uint32_t flags;			/* SEG_FLAG_* */
 	uint64_t slots_off;
 	uint64_t ring_off;

@@ -69,7 +69,8 @@ seg_layout(const struct shmpool_params *p, uint64_t page_size,
 	hdr->cache_size = p->cache_size;
 	hdr->nb_slots = p->nb_slots ? p->nb_slots : SHMPOOL_SLOTS_DEFAULT;
 	hdr->slot_size = sizeof(struct seg_slot);
-	hdr->ring_size = pow2_at_least(p->obj_count);
+	hdr->ring_size = pow2_at_least(p->obj_count < RING_SIZE_MIN ?
+		RING_SIZE_MIN : p->obj_count);
 
 	off = ALIGN_UP(sizeof(struct seg_hdr), SHMPOOL_CACHE_LINE);
 	hdr->slots_off = off;
@@ -137,9 +138,10 @@ seg_init(struct seg_hdr *hdr, const char *name)
 		s->cache.slot = i;
 	}
 	ring_init(r, hdr->ring_size);
+	/* Every object put, at positions 0 .. obj_count - 1. */
 	for (i = 0; i < hdr->obj_count; i++)
-		r->slots[i] = i * unit;
-	r->prod.head = r->prod.tail = hdr->obj_count;
+		r->ents[i] = ring_ent(i + 1, i * unit);
+	r->prod_head = hdr->obj_count;
 	/* The magic goes in last: a segment is a shmpool once complete. */
 	cmm_smp_wmb();
 	hdr->magic = SEG_MAGIC;

@@ -155,6 +155,36 @@ pool_intact(struct pool *p)
 }
 
 /*
+ * Make holes of the ring positions that dead producers claimed and never
+ * wrote (ring_repair()).  A position that a live record still covers is
+ * left for the next scans: the record of a put that lost its claim to the
+ * dead one, rewritten at its next try, can cover it for a moment.
+ */
+static int
+pool_repair(struct pool *p)
+{
+	struct ring_repair_stats rst;
+	int ret;
+
+	ret = ring_repair(&p->h->ring, &p->h->slots[0].cache.ring_op,
+		sizeof(struct seg_slot), p->h->nb_slots, &rst);
+	if (ret < 0) {
+		if (!p->repair_logged++)
+			log_msg(LOG_ERR, "pool '%s': the ring's heads are "
+				"corrupt; it cannot be repaired", p->name);
+		return ret;
+	}
+	if (rst.holes != 0)
+		log_msg(LOG_WARNING, "pool '%s': a process died in the middle "
+			"of a put to the ring; %" PRIu64 " positions it had "
+			"claimed are skipped (their objects are lost with it)",
+			p->name, rst.holes);
+	if (rst.deferred == 0)
+		p->repair_scans = 0;
+	return 0;
+}
+
+/*
  * Take slot i of p back from its dead owner pid: its objects to the ring,
  * its counts to the retired totals.  What the slot holds came from a
  * process that may have been killed anywhere, or been malicious: the
@@ -171,16 +201,13 @@ reclaim(struct pool *p, uint32_t i, pid_t pid, const char *why)
 
 	if (!pool_intact(p))
 		return -EIO;
-	/* An enqueue must not wait on a process that died in the middle of
-	 * one: try again at a later scan. */
-	if (!ring_prod_idle(&p->h->ring)) {
-		if (!p->stall_logged++)
-			log_msg(LOG_WARNING, "pool '%s': an operation on the "
-				"ring is in progress; slot %u is reclaimed "
-				"when it ends", p->name, i);
-		return -EAGAIN;
-	}
-	p->stall_logged = 0;
+	/* The owner is gone: what its record says it was writing to the
+	 * ring is finished now, as what every other dead process left. */
+	uatomic_set(&c->ring_op, 0);
+	p->repair_scans = REPAIR_SCANS;
+	ret = pool_repair(p);
+	if (ret < 0)
+		return ret;
 	len = uatomic_read(&c->len);
 	if (len > limit || len > p->h->obj_count)
 		goto bad;
@@ -287,6 +314,10 @@ pools_scan(void)
 	cds_list_for_each_entry(p, &pool_list, node) {
 		if (!pool_intact(p))
 			continue;
+		if (p->repair_scans > 0) {
+			p->repair_scans--;
+			pool_repair(p);
+		}
 		for (i = 0; i < p->h->nb_slots; i++) {
 			uint64_t t = 0;
 			pid_t pid = slot_owner(&p->h->slots[i], &t);
@@ -336,6 +367,8 @@ pool_add(const char *path, const char *name, struct pool **pp)
 	}
 	snprintf(p->name, sizeof(p->name), "%s", name);
 	snprintf(p->path, sizeof(p->path), "%s", path);
+	/* What a shmpoold killed in the middle of a flush left. */
+	p->repair_scans = 1;
 	cds_list_add_tail(&p->node, &pool_list);
 	if (pp != NULL)
 		*pp = p;
@@ -715,10 +748,9 @@ pool_flush(struct pool *p, uint32_t slot, unsigned int *cached, char *err,
 		int ret = reclaim(p, slot, pid, "flush requested, owner gone");
 
 		if (ret < 0) {
-			snprintf(err, errsz, "pool '%s': slot %u: %s", p->name,
-				slot, ret == -EAGAIN ? "a ring operation is "
-				"in progress; try again" : "cannot reclaim it");
-			return ret == -EAGAIN ? -EBUSY : -EIO;
+			snprintf(err, errsz, "pool '%s': slot %u: cannot "
+				"reclaim it", p->name, slot);
+			return -EIO;
 		}
 		return 1;
 	}

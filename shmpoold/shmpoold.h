@@ -87,6 +87,9 @@ struct ev_tag {
 	int dead;			/* dropped; freed after the batch */
 };
 /* pools.c */
+/* Scans (50 ms apart) that repair a ring again after a death. */
+#define REPAIR_SCANS		20
+
 struct pool {
 	struct cds_list_head node;
 	char name[SHMPOOL_NAME_MAX + 1];
@@ -94,7 +97,8 @@ struct pool {
 	int fd;				/* the segment, sent on attach */
 	struct pool_handle *h;
 	int broken;			/* truncated: not touched any more */
-	unsigned int stall_logged;
+	unsigned int repair_scans;	/* scans that repair the ring again */
+	unsigned int repair_logged;
 };
 
 /* A client, as SO_PEERCRED and SO_PEERGROUPS saw it when it connected. */

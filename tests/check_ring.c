@@ -1,13 +1,18 @@
 /*
- * check_ring.c - the lock-free ring alone: all-or-nothing and burst
- * semantics, wrap-around of index and counters, and forked processes
- * moving millions of references through one ring in shared memory.
+ * check_ring.c - the ring alone: all-or-nothing and burst semantics,
+ * wrap-around of index and sequences, forked processes moving millions of
+ * references through one ring in shared memory, and processes killed in
+ * the middle of an operation (what ring_repair() makes of what they left).
  */
 #include "config.h"
 
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ring.h"
@@ -16,7 +21,10 @@
 struct shared_ring {
 	struct ring_view v;
 	size_t len;
+	uint64_t *recs;		/* producers' records, one per process */
 };
+
+#define NRECS		8
 
 static struct shared_ring
 ring_new(uint32_t size)
@@ -28,19 +36,45 @@ ring_new(uint32_t size)
 		MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ck_assert_ptr_ne(s.v.r, MAP_FAILED);
 	ring_init(s.v.r, size);
-	s.v.slots = s.v.r->slots;
+	s.v.ents = s.v.r->ents;
 	s.v.size = size;
 	s.v.mask = size - 1;
 	s.v.capacity = size;
+	s.recs = mmap(NULL, NRECS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+		MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(s.recs, MAP_FAILED);
 	return s;
 }
 
-/* Start both sides' counters at base, to cross the 2^32 wrap. */
 static void
-ring_set_counters(struct ring_view *v, uint32_t base)
+ring_free(struct shared_ring *s)
 {
-	v->r->prod.head = v->r->prod.tail = base;
-	v->r->cons.head = v->r->cons.tail = base;
+	munmap(s->v.r, s->len);
+	munmap(s->recs, NRECS * sizeof(uint64_t));
+}
+
+/*
+ * Start both heads at base, every entry unwritten for the lap from there,
+ * so that sequences cross the 2^32 wrap.
+ */
+static void
+ring_set_heads(struct ring_view *v, uint64_t base)
+{
+	uint64_t q;
+
+	v->r->prod_head = v->r->cons_head = base;
+	for (q = base; q < base + v->size; q++)
+		v->ents[q & v->mask] = ring_ent((uint32_t)(q + 1 - v->size), 0);
+}
+
+static struct ring_repair_stats
+repair(struct shared_ring *s)
+{
+	struct ring_repair_stats st;
+
+	ck_assert_int_eq(ring_repair(&s->v, s->recs, sizeof(uint64_t), NRECS,
+		&st), 0);
+	return st;
 }
 
 START_TEST(test_bulk_and_burst)
@@ -55,24 +89,25 @@ START_TEST(test_bulk_and_burst)
 	ck_assert_uint_eq(ring_dequeue(&s.v, out, 1, RING_BULK), 0);
 	ck_assert_uint_eq(ring_dequeue(&s.v, out, 1, RING_BURST), 0);
 
-	ck_assert_uint_eq(ring_enqueue(&s.v, in, 10, RING_BULK), 10);
+	ck_assert_uint_eq(ring_enqueue(&s.v, in, 10, RING_BULK, &s.recs[0]), 10);
 	ck_assert_uint_eq(ring_count(&s.v), 10);
 	/* All or nothing: 11 are not there, and nothing moves. */
 	ck_assert_uint_eq(ring_dequeue(&s.v, out, 11, RING_BULK), 0);
 	ck_assert_uint_eq(ring_count(&s.v), 10);
 	/* 7 do not fit, and nothing moves; a burst takes the 6 that fit. */
-	ck_assert_uint_eq(ring_enqueue(&s.v, in + 10, 7, RING_BULK), 0);
+	ck_assert_uint_eq(ring_enqueue(&s.v, in + 10, 7, RING_BULK, &s.recs[0]), 0);
 	ck_assert_uint_eq(ring_count(&s.v), 10);
-	ck_assert_uint_eq(ring_enqueue(&s.v, in + 10, 7, RING_BURST), 6);
+	ck_assert_uint_eq(ring_enqueue(&s.v, in + 10, 7, RING_BURST, &s.recs[0]), 6);
 	ck_assert_uint_eq(ring_count(&s.v), 16);
-	ck_assert_uint_eq(ring_enqueue(&s.v, in, 1, RING_BURST), 0);
+	ck_assert_uint_eq(ring_enqueue(&s.v, in, 1, RING_BURST, &s.recs[0]), 0);
 
 	/* FIFO, burst takes what there is. */
 	ck_assert_uint_eq(ring_dequeue(&s.v, out, 20, RING_BURST), 16);
 	for (i = 0; i < 16; i++)
 		ck_assert_uint_eq(out[i], 100 + i);
 	ck_assert_uint_eq(ring_count(&s.v), 0);
-	munmap(s.v.r, s.len);
+	ck_assert_uint_eq(s.recs[0], 0);
+	ring_free(&s);
 }
 END_TEST
 
@@ -82,20 +117,22 @@ START_TEST(test_wrap)
 	uint32_t in[12], out[12], next_in = 0, next_out = 0;
 	unsigned int round, i;
 
-	/* Start 5 entries before the 32-bit counters wrap: 12-entry bulks
-	 * cross both the array's end and the counters' wrap. */
-	ring_set_counters(&s.v, UINT32_MAX - 4);
+	/* Start 5 entries before the 32-bit sequences wrap: 12-entry bulks
+	 * cross both the array's end and the sequences' wrap. */
+	ring_set_heads(&s.v, UINT32_MAX - 4);
 	for (round = 0; round < 40; round++) {
 		for (i = 0; i < 12; i++)
 			in[i] = next_in++;
-		ck_assert_uint_eq(ring_enqueue(&s.v, in, 12, RING_BULK), 12);
+		ck_assert_uint_eq(ring_enqueue(&s.v, in, 12, RING_BULK, &s.recs[0]), 12);
 		ck_assert_uint_eq(ring_count(&s.v), 12);
 		ck_assert_uint_eq(ring_dequeue(&s.v, out, 12, RING_BULK), 12);
 		for (i = 0; i < 12; i++)
 			ck_assert_uint_eq(out[i], next_out++);
 	}
-	ck_assert_uint_eq(s.v.r->prod.tail, (uint32_t)(UINT32_MAX - 4 + 480));
-	munmap(s.v.r, s.len);
+	ck_assert_uint_eq(s.v.r->prod_head, (uint64_t)UINT32_MAX - 4 + 480);
+	ck_assert_uint_eq(s.v.r->cons_head, (uint64_t)UINT32_MAX - 4 + 480);
+	ck_assert_uint_eq(s.recs[0], 0);
+	ring_free(&s);
 }
 END_TEST
 
@@ -109,17 +146,19 @@ END_TEST
  * child holds always fits back.
  */
 static void
-mp_child(struct ring_view *v, uint64_t seed)
+mp_child(struct ring_view *v, uint64_t *rec, uint64_t seed,
+		unsigned int moves)
 {
 	uint32_t held[4 * 64];
 	unsigned int nheld = 0, moved = 0, n, got, i;
 
-	while (moved < MP_MOVES) {
+	while (moved < moves) {
 		enum ring_mode mode = tu_rand(&seed) & 1 ? RING_BULK : RING_BURST;
 
 		n = 1 + tu_rand(&seed) % 64;
 		if (nheld + n <= 4 * 64) {
-			got = ring_dequeue(v, held + nheld, n, mode);
+			got = (unsigned int)ring_dequeue(v, held + nheld, n,
+				mode);
 			if (mode == RING_BULK && got != 0 && got != n)
 				_exit(2);
 			for (i = nheld; i < nheld + got; i++)
@@ -131,12 +170,13 @@ mp_child(struct ring_view *v, uint64_t seed)
 		if (nheld > 0 && (tu_rand(&seed) & 3) == 0) {
 			n = 1 + tu_rand(&seed) % nheld;
 			mode = tu_rand(&seed) & 1 ? RING_BULK : RING_BURST;
-			if (ring_enqueue(v, held + nheld - n, n, mode) != n)
+			if (ring_enqueue(v, held + nheld - n, n, mode, rec) != (int)n)
 				_exit(3);
 			nheld -= n;
 		}
 	}
-	if (nheld > 0 && ring_enqueue(v, held, nheld, RING_BULK) != nheld)
+	if (nheld > 0 &&
+	    ring_enqueue(v, held, nheld, RING_BULK, rec) != (int)nheld)
 		_exit(3);
 	_exit(0);
 }
@@ -151,22 +191,24 @@ mp_run(int nproc)
 
 	for (i = 0; i < MP_REFS; i++)
 		refs[i] = (uint32_t)i;
-	ck_assert_uint_eq(ring_enqueue(&s.v, refs, MP_REFS, RING_BULK),
-		MP_REFS);
+	ck_assert_uint_eq(ring_enqueue(&s.v, refs, MP_REFS, RING_BULK,
+		&s.recs[0]), MP_REFS);
 	for (i = 0; i < nproc; i++) {
 		pids[i] = fork();
 		ck_assert_int_ge(pids[i], 0);
 		if (pids[i] == 0)
-			mp_child(&s.v, 0x9e3779b97f4a7c15ULL * (i + 1));
+			mp_child(&s.v, &s.recs[i],
+				0x9e3779b97f4a7c15ULL * (i + 1), MP_MOVES);
 	}
 	tu_wait_children(pids, nproc, 120);
 
 	/* Every reference is back, exactly once. */
 	ck_assert_uint_eq(ring_count(&s.v), MP_REFS);
-	ck_assert_uint_eq(s.v.r->prod.head, s.v.r->prod.tail);
-	ck_assert_uint_eq(s.v.r->cons.head, s.v.r->cons.tail);
+	for (i = 0; i < nproc; i++)
+		ck_assert_uint_eq(s.recs[i], 0);
 	ck_assert_uint_eq(ring_dequeue(&s.v, refs, MP_REFS, RING_BULK),
 		MP_REFS);
+	ck_assert_uint_eq(s.v.r->holes, 0);
 	memset(seen, 0, sizeof(seen));
 	for (i = 0; i < MP_REFS; i++) {
 		ck_assert_uint_lt(refs[i], MP_REFS);
@@ -175,7 +217,7 @@ mp_run(int nproc)
 	for (i = 0; i < MP_REFS; i++)
 		ck_assert_msg(seen[i] == 1, "reference %d seen %u times", i,
 			seen[i]);
-	munmap(s.v.r, s.len);
+	ring_free(&s);
 }
 
 START_TEST(test_two_processes)
@@ -190,6 +232,267 @@ START_TEST(test_four_processes)
 }
 END_TEST
 
+/*
+ * A producer that records and claims n positions, writes the first w of
+ * them (refs), and is killed there.
+ */
+static void
+die_in_put(struct shared_ring *s, int recno, const uint32_t *refs,
+		unsigned int n, unsigned int w)
+{
+	int status;
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		uint64_t pos = s->v.r->prod_head;
+
+		s->recs[recno] = RING_OP(pos, n);
+		if (!ring_claim(&s->v.r->prod_head, &pos, n))
+			_exit(1);
+		ring_write(&s->v, pos, w, refs, NULL, NULL, 0);
+		raise(SIGKILL);
+		_exit(2);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
+/* A consumer killed right after its claim: it leaves nothing to repair. */
+static void
+die_in_get(struct shared_ring *s, unsigned int n)
+{
+	int status;
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		uint32_t out[64];
+
+		if (ring_dequeue(&s->v, out, n, RING_BULK) != (int)n)
+			_exit(1);
+		raise(SIGKILL);
+		_exit(2);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
+START_TEST(test_dead_producer)
+{
+	struct shared_ring s = ring_new(16);
+	struct ring_repair_stats st;
+	uint32_t in[8], out[16];
+	unsigned int i;
+
+	for (i = 0; i < 8; i++)
+		in[i] = 100 + i;
+	ck_assert_int_eq(ring_enqueue(&s.v, in, 4, RING_BULK, &s.recs[0]), 4);
+	/* Positions 4..9 claimed, 4 and 5 written (200, 201). */
+	for (i = 0; i < 8; i++)
+		in[i] = 200 + i;
+	die_in_put(&s, 1, in, 6, 2);
+	ck_assert_uint_eq(s.v.r->prod_head, 10);
+	ck_assert_uint_eq(ring_count(&s.v), 10);
+	/* What comes before the dead claim's first unwritten one is had. */
+	ck_assert_int_eq(ring_dequeue(&s.v, out, 6, RING_BULK), 6);
+	ck_assert_uint_eq(out[0], 100);
+	ck_assert_uint_eq(out[3], 103);
+	ck_assert_uint_eq(out[4], 200);
+	ck_assert_uint_eq(out[5], 201);
+
+	/* While its record stands, its positions are a live put's. */
+	st = repair(&s);
+	ck_assert_uint_eq(st.holes, 0);
+	ck_assert_uint_eq(st.deferred, 4);
+	ck_assert_uint_eq(s.v.r->holes, 0);
+	/* Its owner is known dead: holes. */
+	s.recs[1] = 0;
+	st = repair(&s);
+	ck_assert_uint_eq(st.holes, 4);
+	ck_assert_uint_eq(st.deferred, 0);
+	ck_assert_uint_eq(s.v.r->holes, 4);
+	ck_assert_uint_eq(ring_count(&s.v), 0);
+	st = repair(&s);
+	ck_assert_uint_eq(st.holes, 0);
+	/* Empty: a bulk takes nothing, a burst steps over the holes. */
+	ck_assert_int_eq(ring_dequeue(&s.v, out, 1, RING_BULK), 0);
+	ck_assert_uint_eq(s.v.r->cons_head, 6);
+	ck_assert_int_eq(ring_dequeue(&s.v, out, 1, RING_BURST), 0);
+	ck_assert_uint_eq(s.v.r->cons_head, 10);
+	ck_assert_uint_eq(s.v.r->holes, 0);
+
+	/* Holes between references, across the array's end: a bulk steps
+	 * over them and keeps the order. */
+	for (i = 0; i < 3; i++)
+		in[i] = 300 + i;
+	ck_assert_int_eq(ring_enqueue(&s.v, in, 3, RING_BULK, &s.recs[0]), 3);
+	in[0] = 400;
+	die_in_put(&s, 1, in, 3, 1);
+	for (i = 0; i < 4; i++)
+		in[i] = 500 + i;
+	ck_assert_int_eq(ring_enqueue(&s.v, in, 4, RING_BULK, &s.recs[0]), 4);
+	s.recs[1] = 0;
+	st = repair(&s);
+	ck_assert_uint_eq(st.holes, 2);
+	ck_assert_uint_eq(ring_count(&s.v), 8);
+	ck_assert_int_eq(ring_dequeue(&s.v, out, 9, RING_BULK), 0);
+	ck_assert_uint_eq(ring_count(&s.v), 8);
+	ck_assert_int_eq(ring_dequeue(&s.v, out, 8, RING_BULK), 8);
+	ck_assert_uint_eq(out[0], 300);
+	ck_assert_uint_eq(out[2], 302);
+	ck_assert_uint_eq(out[3], 400);
+	ck_assert_uint_eq(out[4], 500);
+	ck_assert_uint_eq(out[7], 503);
+	ck_assert_uint_eq(s.v.r->cons_head, 20);
+	ck_assert_uint_eq(s.v.r->holes, 0);
+
+	/* A burst that meets a hole takes what is on both sides of it. */
+	ck_assert_int_eq(ring_enqueue(&s.v, in, 2, RING_BULK, &s.recs[0]), 2);
+	die_in_put(&s, 1, in, 1, 0);
+	ck_assert_int_eq(ring_enqueue(&s.v, in + 2, 2, RING_BULK, &s.recs[0]),
+		2);
+	s.recs[1] = 0;
+	ck_assert_uint_eq(repair(&s).holes, 1);
+	ck_assert_int_eq(ring_dequeue(&s.v, out, 16, RING_BURST), 4);
+	ck_assert_uint_eq(out[0], 500);
+	ck_assert_uint_eq(out[1], 501);
+	ck_assert_uint_eq(out[2], 502);
+	ck_assert_uint_eq(out[3], 503);
+	ck_assert_uint_eq(s.v.r->holes, 0);
+	ck_assert_uint_eq(ring_count(&s.v), 0);
+	ring_free(&s);
+}
+END_TEST
+
+START_TEST(test_live_producer_untouched)
+{
+	struct shared_ring s = ring_new(16);
+	uint32_t in[4] = { 1, 2, 3, 4 }, out[4];
+	uint64_t pos = 0;
+
+	/* This process is in the middle of a put: recorded, claimed, one
+	 * of two written.  Repair leaves it be; its writes then land. */
+	s.recs[3] = RING_OP(pos, 2);
+	ck_assert(ring_claim(&s.v.r->prod_head, &pos, 2));
+	ring_write(&s.v, 0, 1, in, NULL, NULL, 0);
+	ck_assert_uint_eq(repair(&s).deferred, 1);
+	ck_assert_uint_eq(s.v.r->holes, 0);
+	ring_write(&s.v, 1, 1, in + 1, NULL, NULL, 0);
+	s.recs[3] = 0;
+	ck_assert_uint_eq(repair(&s).deferred, 0);
+	ck_assert_int_eq(ring_dequeue(&s.v, out, 2, RING_BULK), 2);
+	ck_assert_uint_eq(out[0], 1);
+	ck_assert_uint_eq(out[1], 2);
+	ring_free(&s);
+}
+END_TEST
+
+START_TEST(test_dead_consumer)
+{
+	struct shared_ring s = ring_new(16);
+	struct ring_repair_stats st;
+	uint32_t in[16], out[16];
+	unsigned int i, lap;
+
+	for (i = 0; i < 16; i++)
+		in[i] = i;
+	ck_assert_int_eq(ring_enqueue(&s.v, in, 16, RING_BULK, &s.recs[0]),
+		16);
+	die_in_get(&s, 5);
+	ck_assert_uint_eq(ring_count(&s.v), 11);
+	st = repair(&s);
+	ck_assert_uint_eq(st.holes, 0);
+	ck_assert_uint_eq(st.deferred, 0);
+	/* Its positions are free for the next lap at once. */
+	ck_assert_int_eq(ring_enqueue(&s.v, in, 5, RING_BULK, &s.recs[0]), 5);
+	for (lap = 0; lap < 5; lap++) {
+		ck_assert_int_eq(ring_dequeue(&s.v, out, 16, RING_BULK), 16);
+		ck_assert_uint_eq(out[0], lap == 0 ? 5 : 0);
+		ck_assert_int_eq(ring_enqueue(&s.v, in, 16, RING_BULK,
+			&s.recs[0]), 16);
+	}
+	ring_free(&s);
+}
+END_TEST
+
+#define STORM_ROUNDS	12
+#define STORM_MOVES	4000000
+
+/*
+ * Three processes move references; one is killed with SIGKILL at a random
+ * moment, perhaps in the middle of an operation.  This process plays
+ * shmpoold: it clears the dead one's record and repairs the ring until
+ * the two others have finished, which they must, and then every
+ * reference in the ring is one of the pool's, once.
+ */
+START_TEST(test_kill_storm)
+{
+	struct shared_ring s = ring_new(MP_REFS);
+	static uint32_t refs[MP_REFS], seen[MP_REFS];
+	uint64_t seed = 42;
+	unsigned int round, holes = 0;
+	int i, status;
+	uint32_t count;
+
+	for (i = 0; i < MP_REFS; i++)
+		refs[i] = (uint32_t)i;
+	ck_assert_int_eq(ring_enqueue(&s.v, refs, MP_REFS, RING_BULK,
+		&s.recs[0]), MP_REFS);
+	for (round = 0; round < STORM_ROUNDS; round++) {
+		pid_t pids[3];
+		struct timespec ts = { 0, 1000000L * (1 + tu_rand(&seed) % 20) };
+		double deadline;
+
+		for (i = 0; i < 3; i++) {
+			s.recs[i] = 0;
+			pids[i] = fork();
+			ck_assert_int_ge(pids[i], 0);
+			if (pids[i] == 0)
+				mp_child(&s.v, &s.recs[i], seed + (uint64_t)i *
+					0x9e3779b97f4a7c15ULL, STORM_MOVES);
+		}
+		nanosleep(&ts, NULL);
+		kill(pids[0], SIGKILL);
+		ck_assert_int_eq(waitpid(pids[0], &status, 0), pids[0]);
+		s.recs[0] = 0;
+		deadline = tu_now() + 60;
+		for (i = 1; i < 3; ) {
+			int ret = waitpid(pids[i], &status, WNOHANG);
+
+			ck_assert_int_ge(ret, 0);
+			if (ret == pids[i]) {
+				ck_assert_msg(WIFEXITED(status) &&
+					WEXITSTATUS(status) == 0,
+					"child: status 0x%x", status);
+				i++;
+				continue;
+			}
+			holes += repair(&s).holes;
+			ck_assert_msg(tu_now() < deadline, "round %u: the "
+				"survivors are stuck", round);
+			usleep(1000);
+		}
+		holes += repair(&s).holes;
+	}
+	count = ring_count(&s.v);
+	printf("kill storm: %u rounds, %u references left of %u, %u "
+		"positions repaired\n", STORM_ROUNDS, count, MP_REFS, holes);
+	ck_assert_uint_le(count, MP_REFS);
+	ck_assert_int_eq(ring_dequeue(&s.v, refs, count, RING_BULK),
+		(int)count);
+	ck_assert_uint_eq(ring_count(&s.v), 0);
+	ck_assert_uint_eq(s.v.r->holes, 0);
+	memset(seen, 0, sizeof(seen));
+	for (i = 0; i < (int)count; i++) {
+		ck_assert_uint_lt(refs[i], MP_REFS);
+		ck_assert_msg(seen[refs[i]]++ == 0, "reference %u twice",
+			refs[i]);
+	}
+	ring_free(&s);
+}
+END_TEST
+
 static Suite *
 ring_suite(void)
 {
@@ -199,10 +502,14 @@ ring_suite(void)
 
 	tcase_add_test(tc, test_bulk_and_burst);
 	tcase_add_test(tc, test_wrap);
+	tcase_add_test(tc, test_dead_producer);
+	tcase_add_test(tc, test_live_producer_untouched);
+	tcase_add_test(tc, test_dead_consumer);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(mp, 180);
 	tcase_add_test(mp, test_two_processes);
 	tcase_add_test(mp, test_four_processes);
+	tcase_add_test(mp, test_kill_storm);
 	suite_add_tcase(s, mp);
 	return s;
 }

@@ -66,8 +66,8 @@ tu_attach(const char *name, int cache)
 	return pool;
 }
 
-static double
-now(void)
+double
+tu_now(void)
 {
 	struct timespec ts;
 
@@ -78,7 +78,7 @@ now(void)
 void
 tu_wait_children(const pid_t *pids, int n, int seconds)
 {
-	double deadline = now() + seconds;
+	double deadline = tu_now() + seconds;
 	int left = n, i, status;
 	int *done = calloc((size_t)n, sizeof(*done));
 
@@ -93,7 +93,7 @@ tu_wait_children(const pid_t *pids, int n, int seconds)
 				WEXITSTATUS(status) == 0,
 				"child %d: status 0x%x", (int)pids[i], status);
 		}
-		if (left > 0 && now() > deadline) {
+		if (left > 0 && tu_now() > deadline) {
 			for (i = 0; i < n; i++)
 				if (!done[i])
 					kill(pids[i], SIGKILL);

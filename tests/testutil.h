@@ -22,6 +22,9 @@ void tu_create(const char *name, unsigned int count, unsigned int size,
 /* Attach to it; cache < 0 keeps the pool's default cache size. */
 struct shmpool *tu_attach(const char *name, int cache);
 
+/* Seconds on the monotonic clock. */
+double tu_now(void);
+
 /* Wait for the n children in pids, each to exit 0, within seconds. */
 void tu_wait_children(const pid_t *pids, int n, int seconds);
 

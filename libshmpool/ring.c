@@ -1,0 +1,203 @@
+/*
+ * ring.c - the ring's operations beyond their first try (another process
+ * got there first, the ring is full or empty, a position is still being
+ * written, a hole), and shmpoold's repair after a producer died in the
+ * middle of an operation.  See ring.h.
+ */
+#include "config.h"
+
+#include <sched.h>
+
+#include "ring.h"
+
+/* Wait for another process a little: spin, then give up the CPU. */
+static void
+ring_pause(unsigned int *spins)
+{
+	if (++*spins < RING_SPINS_BEFORE_YIELD) {
+		caa_cpu_relax();
+	} else {
+		sched_yield();
+		*spins = 0;
+	}
+}
+
+int
+ring_put_slow(const struct ring_view *v, const uint32_t *refs,
+		void * const *objs, const char *base, int ptrs, unsigned int n,
+		enum ring_mode mode, uint64_t *rec)
+{
+	uint64_t pos = uatomic_read(&v->r->prod_head), cons;
+	unsigned int want = n;
+
+	for (;;) {
+		n = want;
+		cons = uatomic_read(&v->r->cons_head);
+		if (pos + n - cons > v->size && pos >= cons) {
+			/* Full for n, unless pos is stale. */
+			uint64_t head = uatomic_read(&v->r->prod_head);
+
+			if (head != pos) {
+				pos = head;
+				continue;
+			}
+			n = pos - cons >= v->size ? 0 :
+				(unsigned int)(cons + v->size - pos);
+			if (mode == RING_BULK || n == 0) {
+				uatomic_set(rec, 0);
+				return 0;
+			}
+		}
+		uatomic_set(rec, RING_OP(pos, n));
+		if (ring_claim(&v->r->prod_head, &pos, n))
+			break;
+	}
+	ring_write(v, pos, n, refs, objs, base, ptrs);
+	ring_smp_release();
+	uatomic_set(rec, 0);
+	return n;
+}
+
+/*
+ * One position at a time from cons_head: copy the written entries out,
+ * step over holes, until n references are had, then claim all those
+ * positions at once.  A position not yet written ends the look: the ring
+ * is empty there, or a producer is writing it (then a burst takes what it
+ * has and a bulk waits).
+ */
+int
+ring_get_slow(const struct ring_view *v, uint32_t *refs, void **objs,
+		char *base, int ptrs, unsigned int n, enum ring_mode mode)
+{
+	uint64_t pos = uatomic_read(&v->r->cons_head), q, e, prod;
+	unsigned int spins = 0, got, holes;
+	int32_t d = 0;
+
+	for (;;) {
+		got = 0;
+		holes = 0;
+		for (q = pos; got < n; q++) {
+			e = uatomic_read(&v->ents[(uint32_t)q & v->mask]);
+			d = (int32_t)(ring_ent_seq(e) - (uint32_t)(q + 1));
+			if (d == 0) {
+				if (ptrs)
+					objs[got] = base + ((uintptr_t)
+						(uint32_t)e << SHMPOOL_REF_SHIFT);
+				else
+					refs[got] = (uint32_t)e;
+				got++;
+			} else if (d == 1) {
+				holes++;
+			} else {
+				break;
+			}
+		}
+		ring_smp_acquire();
+		if (got < n) {
+			if (d > 1) {
+				/* Written a lap later: pos is stale. */
+				uint64_t head = uatomic_read(&v->r->cons_head);
+
+				if (head != pos) {
+					pos = head;
+					continue;
+				}
+			}
+			cmm_smp_rmb();
+			prod = uatomic_read(&v->r->prod_head);
+			if (prod > q && (mode == RING_BULK || got == 0)) {
+				/* A producer has claimed q and not written it
+				 * yet (or just has: look again). */
+				ring_pause(&spins);
+				pos = uatomic_read(&v->r->cons_head);
+				continue;
+			}
+			if (prod <= q) {
+				uint64_t head = uatomic_read(&v->r->cons_head);
+
+				if (head != pos) {
+					pos = head;
+					continue;
+				}
+			}
+			/* Empty at q: a burst takes what there is (and the
+			 * holes before), a bulk nothing. */
+			if (mode == RING_BULK || (got == 0 && holes == 0))
+				return 0;
+		}
+		if (ring_claim(&v->r->cons_head, &pos, (unsigned int)(q - pos)))
+			break;
+	}
+	if (holes != 0)
+		uatomic_sub(&v->r->holes, holes);
+	return got;
+}
+
+/* Does a live producer's record claim position q? */
+static int
+ring_covered(const uint64_t *recs, size_t stride, unsigned int nrecs,
+		uint64_t q)
+{
+	const char *p = (const char *)recs;
+	unsigned int i;
+
+	for (i = 0; i < nrecs; i++, p += stride) {
+		uint64_t op = uatomic_read((const uint64_t *)p);
+
+		if (RING_OP_N(op) != 0 &&
+		    (uint32_t)q - RING_OP_POS(op) < RING_OP_N(op))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Make a hole of every position that a producer claimed, did not write,
+ * and no record covers any more.  recs are the records of every slot
+ * (nrecs of them, stride bytes apart) whose owner may be alive; the caller
+ * has cleared those of the slots whose owners it knows are dead.  A
+ * position being written by a live process is always covered by its
+ * record, written before its claim and cleared after its writes, and is
+ * left alone (counted in st->deferred: try again later).  Every hole is a
+ * compare-and-swap from the entry seen, so that a position written
+ * meanwhile is not touched.
+ * Returns 0, or -EBADMSG when the heads are not those of a ring.
+ */
+int
+ring_repair(const struct ring_view *v, const uint64_t *recs, size_t stride,
+		unsigned int nrecs, struct ring_repair_stats *st)
+{
+	uint64_t cons, prod, q, e;
+
+	memset(st, 0, sizeof(*st));
+	cons = uatomic_read(&v->r->cons_head);
+	cmm_smp_rmb();
+	prod = uatomic_read(&v->r->prod_head);
+	if (prod < cons || prod - cons > v->size)
+		return -EBADMSG;
+	/* Entries read after the heads: positions below prod were claimed. */
+	cmm_smp_rmb();
+	for (q = cons; q < prod; q++) {
+		uint32_t seq;
+
+		e = uatomic_read(&v->ents[(uint32_t)q & v->mask]);
+		seq = ring_ent_seq(e);
+		if (seq == (uint32_t)q + 1 || seq == (uint32_t)q + 2)
+			continue;
+		/* The records after the entry: a live claim of q wrote its
+		 * record before it, and clears it only after writing q. */
+		cmm_smp_mb();
+		if (ring_covered(recs, stride, nrecs, q)) {
+			st->deferred++;
+			continue;
+		}
+		uatomic_inc(&v->r->holes);
+		if (uatomic_cmpxchg(&v->ents[(uint32_t)q & v->mask], e,
+				ring_ent((uint32_t)q + 2, 0)) != e) {
+			uatomic_dec(&v->r->holes);
+			continue;
+		}
+		st->holes++;
+	}
+	return 0;
+}
