@@ -28,7 +28,7 @@ cache_flush(struct pool_handle *h, struct shmpool_cache *cache)
 		return 0;
 	uatomic_set(&cache->len, 0);
 	cmm_smp_wmb();
-	ret = ring_enqueue(&h->ring, cache->objs, len, RING_BULK,
+	ret = ring_put(&h->ring, cache->objs, RING_OFFS, NULL, len, RING_BULK,
 		&cache->ring_op);
 	if (ret == 0) {
 		uatomic_set(&cache->len, len);
@@ -49,116 +49,160 @@ cache_flush_requested(struct pool_handle *h, struct shmpool_cache *cache)
 		cache_flush(h, cache);
 }
 
+/*
+ * A get that bypasses the cache (none, or n above its size) and that the
+ * ring alone cannot serve: with this cache's objects, it may (here len <
+ * n).  The ring's share is taken first, so that a failure changes nothing.
+ */
+static int __attribute__((noinline))
+get_bypass_with_cache(struct shmpool *pool, struct pool_handle *h,
+		void **objs, unsigned int n, struct shmpool_cache *cache,
+		struct shmpool_cache *st)
+{
+	uint32_t len = cache != NULL ? cache->len : 0, i;
+
+	(void)st;	/* unused when stats are compiled out */
+	if (len == 0 || ring_get(&h->ring, objs + len, RING_PTRS,
+			pool->objbase, n - len, RING_BULK) <= 0) {
+		SHMPOOL_STAT_ADD(st, get_fail_bulk, 1);
+		SHMPOOL_STAT_ADD(st, get_fail_objs, n);
+		return -ENOENT;
+	}
+	SHMPOOL_STAT_ADD(st, get_common_pool_bulk, 1);
+	SHMPOOL_STAT_ADD(st, get_common_pool_objs, n - len);
+	for (i = 0; i < len; i++)
+		objs[i] = pool->objbase + cache->objs[i];
+	cache->len = 0;
+	SHMPOOL_STAT_ADD(st, get_success_bulk, 1);
+	SHMPOOL_STAT_ADD(st, get_success_objs, n);
+	return 0;
+}
+
+/*
+ * A miss with len < n <= size.  Refill in one bulk so that the cache holds
+ * size objects once the n are taken; if the ring has not that many, take
+ * just what the request lacks.  The new objects go on top and n of them
+ * are taken from there.
+ */
+static int __attribute__((noinline))
+get_refill(struct shmpool *pool, struct pool_handle *h, void **objs,
+		unsigned int n, struct shmpool_cache *cache)
+{
+	uint32_t len = cache->len, want = cache->size + n - len, i;
+
+	if (ring_get(&h->ring, &cache->objs[len], RING_OFFS, NULL, want,
+			RING_BULK) <= 0) {
+		want = n - len;
+		if (ring_get(&h->ring, &cache->objs[len], RING_OFFS, NULL,
+				want, RING_BULK) <= 0) {
+			SHMPOOL_STAT_ADD(cache, get_fail_bulk, 1);
+			SHMPOOL_STAT_ADD(cache, get_fail_objs, n);
+			return -ENOENT;
+		}
+	}
+	SHMPOOL_STAT_ADD(cache, get_common_pool_bulk, 1);
+	SHMPOOL_STAT_ADD(cache, get_common_pool_objs, want);
+	len += want - n;
+	for (i = 0; i < n; i++)
+		objs[i] = pool->objbase + cache->objs[len + i];
+	cache->len = len;
+	SHMPOOL_STAT_ADD(cache, get_success_bulk, 1);
+	SHMPOOL_STAT_ADD(cache, get_success_objs, n);
+	return 0;
+}
+
+/*
+ * What the inline get did not do: argument errors, a flush request, a
+ * miss; and the bypass of the cache, kept short here as it is the whole of
+ * a get without a cache.
+ */
 int
 shmpool_generic_get_slow(struct shmpool *pool, void **objs, unsigned int n,
 		struct shmpool_cache *cache)
 {
 	struct pool_handle *h;
 	struct shmpool_cache *st;
-	uint32_t len, want;
-	unsigned int i;
 
-	if (pool == NULL || objs == NULL || n == 0)
+	if (caa_unlikely(pool == NULL || objs == NULL || n == 0))
 		return -EINVAL;
 	h = pool_handle(pool);
-	if (n > h->obj_count)
+	if (caa_unlikely(n > h->obj_count))
 		return -EINVAL;
-	st = cache != NULL ? cache : pool->cache;
-	(void)st;	/* unused when stats are compiled out */
-	if (cache != NULL && caa_unlikely(uatomic_read(&cache->flush_req)))
-		cache_flush_requested(h, cache);
-
-	if (cache == NULL || n > cache->size) {
-		if (ring_dequeue_ptrs(&h->ring, objs, n, pool->objbase,
-				RING_BULK) > 0) {
-			SHMPOOL_STAT_ADD(st, get_common_pool_bulk, 1);
-			SHMPOOL_STAT_ADD(st, get_common_pool_objs, n);
-			goto success;
-		}
-		/* The ring alone has not n: with this cache's objects, it
-		 * may (here len < n).  Take the ring's share first, so that
-		 * a failure changes nothing. */
-		len = cache != NULL ? cache->len : 0;
-		if (len == 0 || ring_dequeue_ptrs(&h->ring, objs + len, n - len,
-				pool->objbase, RING_BULK) <= 0)
-			goto fail;
-		SHMPOOL_STAT_ADD(st, get_common_pool_bulk, 1);
-		SHMPOOL_STAT_ADD(st, get_common_pool_objs, n - len);
-		for (i = 0; i < len; i++)
-			objs[i] = shmpool_ref_to_ptr_(pool, cache->objs[i]);
-		cache->len = 0;
-		goto success;
+	if (cache != NULL) {
+		if (caa_unlikely(uatomic_read(&cache->flush_req)))
+			cache_flush_requested(h, cache);
+		if (n <= cache->size)
+			return get_refill(pool, h, objs, n, cache);
+		st = cache;
+	} else {
+		st = pool->cache;
 	}
-
-	/*
-	 * Here len < n <= size.  Refill in one bulk so that the cache holds
-	 * size objects once the n are taken; if the ring has not that many,
-	 * take just what the request lacks.  The new objects go on top and n
-	 * of them are taken from there.
-	 */
-	len = cache->len;
-	want = cache->size + n - len;
-	if (ring_dequeue(&h->ring, &cache->objs[len], want, RING_BULK) <= 0) {
-		want = n - len;
-		if (ring_dequeue(&h->ring, &cache->objs[len], want,
-				RING_BULK) <= 0)
-			goto fail;
-	}
-	SHMPOOL_STAT_ADD(cache, get_common_pool_bulk, 1);
-	SHMPOOL_STAT_ADD(cache, get_common_pool_objs, want);
-	len += want - n;
-	for (i = 0; i < n; i++)
-		objs[i] = shmpool_ref_to_ptr_(pool, cache->objs[len + i]);
-	cache->len = len;
-success:
+	if (caa_unlikely(ring_get(&h->ring, objs, RING_PTRS, pool->objbase, n,
+			RING_BULK) <= 0))
+		return get_bypass_with_cache(pool, h, objs, n, cache, st);
+	SHMPOOL_STAT_ADD(st, get_common_pool_bulk, 1);
+	SHMPOOL_STAT_ADD(st, get_common_pool_objs, n);
 	SHMPOOL_STAT_ADD(st, get_success_bulk, 1);
 	SHMPOOL_STAT_ADD(st, get_success_objs, n);
 	return 0;
-fail:
-	SHMPOOL_STAT_ADD(st, get_fail_bulk, 1);
-	SHMPOOL_STAT_ADD(st, get_fail_objs, n);
-	return -ENOENT;
 }
 
+/*
+ * A put with n <= flushthresh < len + n: flush the cache, then push.  The
+ * length drops to 0 before the flush, as in cache_flush().
+ */
+static int __attribute__((noinline))
+put_flush_push(struct shmpool *pool, struct pool_handle *h,
+		void * const *objs, unsigned int n, struct shmpool_cache *cache)
+{
+	uint32_t len = cache->len, i;
+
+	if (len != 0) {
+		uatomic_set(&cache->len, 0);
+		cmm_smp_wmb();
+		if (ring_put(&h->ring, cache->objs, RING_OFFS, NULL, len,
+				RING_BULK, &cache->ring_op) <= 0) {
+			uatomic_set(&cache->len, len);
+			return -ENOSPC;
+		}
+		SHMPOOL_STAT_ADD(cache, put_common_pool_bulk, 1);
+		SHMPOOL_STAT_ADD(cache, put_common_pool_objs, len);
+	}
+	for (i = 0; i < n; i++)
+		cache->objs[i] = (uintptr_t)objs[i] - (uintptr_t)pool->objbase;
+	cache->len = n;
+	SHMPOOL_STAT_ADD(cache, put_bulk, 1);
+	SHMPOOL_STAT_ADD(cache, put_objs, n);
+	return 0;
+}
+
+/* What the inline put did not do (see shmpool_generic_get_slow()). */
 int
 shmpool_generic_put_slow(struct shmpool *pool, void * const *objs,
 		unsigned int n, struct shmpool_cache *cache)
 {
 	struct pool_handle *h;
 	struct shmpool_cache *st;
-	unsigned int i;
 
-	if (pool == NULL || objs == NULL || n == 0)
+	if (caa_unlikely(pool == NULL || objs == NULL || n == 0))
 		return -EINVAL;
 	h = pool_handle(pool);
-	if (n > h->obj_count)
+	if (caa_unlikely(n > h->obj_count))
 		return -EINVAL;
-	st = cache != NULL ? cache : pool->cache;
-	(void)st;
-	if (cache != NULL && caa_unlikely(uatomic_read(&cache->flush_req)))
-		cache_flush_requested(h, cache);
-
-	if (cache == NULL || n > cache->flushthresh) {
-		if (ring_enqueue_ptrs(&h->ring, objs, n, pool->objbase,
-				RING_BULK, &st->ring_op) <= 0)
-			return -ENOSPC;
-		SHMPOOL_STAT_ADD(st, put_common_pool_bulk, 1);
-		SHMPOOL_STAT_ADD(st, put_common_pool_objs, n);
-		goto done;
+	if (cache != NULL) {
+		if (caa_unlikely(uatomic_read(&cache->flush_req)))
+			cache_flush_requested(h, cache);
+		if (n <= cache->flushthresh)
+			return put_flush_push(pool, h, objs, n, cache);
+		st = cache;
+	} else {
+		st = pool->cache;
 	}
-
-	/* Here n <= flushthresh < len + n: flush, then push. */
-	if (cache->len != 0) {
-		if (ring_enqueue(&h->ring, cache->objs, cache->len,
-				RING_BULK, &cache->ring_op) <= 0)
-			return -ENOSPC;
-		SHMPOOL_STAT_ADD(cache, put_common_pool_bulk, 1);
-		SHMPOOL_STAT_ADD(cache, put_common_pool_objs, cache->len);
-	}
-	for (i = 0; i < n; i++)
-		cache->objs[i] = shmpool_ptr_to_ref_(pool, objs[i]);
-	cache->len = n;
-done:
+	if (caa_unlikely(ring_put(&h->ring, objs, RING_PTRS, pool->objbase, n,
+			RING_BULK, &st->ring_op) <= 0))
+		return -ENOSPC;
+	SHMPOOL_STAT_ADD(st, put_common_pool_bulk, 1);
+	SHMPOOL_STAT_ADD(st, put_common_pool_objs, n);
 	SHMPOOL_STAT_ADD(st, put_bulk, 1);
 	SHMPOOL_STAT_ADD(st, put_objs, n);
 	return 0;

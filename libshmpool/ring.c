@@ -23,9 +23,9 @@ ring_pause(unsigned int *spins)
 }
 
 int
-ring_put_slow(const struct ring_view *v, const uint32_t *refs,
-		void * const *objs, const char *base, int ptrs, unsigned int n,
-		enum ring_mode mode, uint64_t *rec)
+ring_put_slow(const struct ring_view *v, const void *src, enum ring_kind k,
+		const char *base, unsigned int n, enum ring_mode mode,
+		uint64_t *rec)
 {
 	uint64_t pos = uatomic_read(&v->r->prod_head), cons;
 	unsigned int want = n;
@@ -52,7 +52,7 @@ ring_put_slow(const struct ring_view *v, const uint32_t *refs,
 		if (ring_claim(&v->r->prod_head, &pos, n))
 			break;
 	}
-	ring_write(v, pos, n, refs, objs, base, ptrs);
+	ring_write(v, pos, n, src, k, base);
 	ring_smp_release();
 	uatomic_set(rec, 0);
 	return n;
@@ -66,8 +66,8 @@ ring_put_slow(const struct ring_view *v, const uint32_t *refs,
  * has and a bulk waits).
  */
 int
-ring_get_slow(const struct ring_view *v, uint32_t *refs, void **objs,
-		char *base, int ptrs, unsigned int n, enum ring_mode mode)
+ring_get_slow(const struct ring_view *v, void *dst, enum ring_kind k,
+		char *base, unsigned int n, enum ring_mode mode)
 {
 	uint64_t pos = uatomic_read(&v->r->cons_head), q, e, prod;
 	unsigned int spins = 0, got, holes;
@@ -80,11 +80,7 @@ ring_get_slow(const struct ring_view *v, uint32_t *refs, void **objs,
 			e = uatomic_read(&v->ents[(uint32_t)q & v->mask]);
 			d = (int32_t)(ring_ent_seq(e) - (uint32_t)(q + 1));
 			if (d == 0) {
-				if (ptrs)
-					objs[got] = base + ((uintptr_t)
-						(uint32_t)e << SHMPOOL_REF_SHIFT);
-				else
-					refs[got] = (uint32_t)e;
+				ring_dst_set(dst, got, k, base, (uint32_t)e);
 				got++;
 			} else if (d == 1) {
 				holes++;

@@ -187,109 +187,141 @@ ring_claim(uint64_t *head, uint64_t *pos, unsigned int n)
 }
 
 /*
- * Write m entries from e, sequences from seq, with the references
- * refs[0 ..] (ptrs == 0) or those of the pointers objs[0 ..].  A straight
- * loop, so that it vectorises.
+ * What the caller's side of a copy holds: references as the ring does,
+ * pointers of this process, or 64-bit byte offsets from the object area
+ * (as the caches do).  Always a constant where the copies are inlined, so
+ * that each loop is straight and vectorises.
+ */
+enum ring_kind {
+	RING_REFS,
+	RING_PTRS,
+	RING_OFFS,
+};
+
+/* The reference of element i of src, of kind k. */
+static inline uint32_t
+ring_src_ref(const void *src, unsigned int i, enum ring_kind k,
+		const char *base)
+{
+	if (k == RING_PTRS)
+		return (uint32_t)(((uintptr_t)((void * const *)src)[i] -
+			(uintptr_t)base) >> SHMPOOL_REF_SHIFT);
+	if (k == RING_OFFS)
+		return (uint32_t)(((const uint64_t *)src)[i] >>
+			SHMPOOL_REF_SHIFT);
+	return ((const uint32_t *)src)[i];
+}
+
+/* Element i of dst, of kind k, is the object of reference ref. */
+static inline void
+ring_dst_set(void *dst, unsigned int i, enum ring_kind k, char *base,
+		uint32_t ref)
+{
+	if (k == RING_PTRS)
+		((void **)dst)[i] = base + ((uintptr_t)ref << SHMPOOL_REF_SHIFT);
+	else if (k == RING_OFFS)
+		((uint64_t *)dst)[i] = (uint64_t)ref << SHMPOOL_REF_SHIFT;
+	else
+		((uint32_t *)dst)[i] = ref;
+}
+
+/* dst or src advanced by i elements of kind k. */
+static inline const void *
+ring_at(const void *p, unsigned int i, enum ring_kind k)
+{
+	if (k == RING_PTRS)
+		return (void * const *)p + i;
+	if (k == RING_OFFS)
+		return (const uint64_t *)p + i;
+	return (const uint32_t *)p + i;
+}
+
+/*
+ * Write m entries from e, sequences from seq, with the references of
+ * src[0 .. m).  A straight loop, so that it vectorises.
  */
 static inline void
-ring_fill(uint64_t *e, uint32_t seq, const uint32_t *refs,
-		void * const *objs, const char *base, int ptrs, unsigned int m)
+ring_fill(uint64_t *e, uint32_t seq, const void *src, enum ring_kind k,
+		const char *base, unsigned int m)
 {
 	unsigned int i;
 
-	if (ptrs) {
-		for (i = 0; i < m; i++)
-			e[i] = ring_ent(seq + i, (uint32_t)(((uintptr_t)objs[i] -
-				(uintptr_t)base) >> SHMPOOL_REF_SHIFT));
-	} else {
-		for (i = 0; i < m; i++)
-			e[i] = ring_ent(seq + i, refs[i]);
-	}
+	for (i = 0; i < m; i++)
+		e[i] = ring_ent(seq + i, ring_src_ref(src, i, k, base));
 }
 
 /* Write the n claimed entries from position pos (see ring_fill()). */
 static inline void
 ring_write(const struct ring_view *v, uint64_t pos, unsigned int n,
-		const uint32_t *refs, void * const *objs, const char *base,
-		int ptrs)
+		const void *src, enum ring_kind k, const char *base)
 {
 	uint32_t idx = (uint32_t)pos & v->mask, m;
 
 	m = n < v->size - idx ? n : v->size - idx;
 	/* The objects' contents before the references. */
 	ring_smp_release();
-	ring_fill(&v->ents[idx], (uint32_t)pos + 1, refs, objs, base, ptrs, m);
+	ring_fill(&v->ents[idx], (uint32_t)pos + 1, src, k, base, m);
 	if (caa_unlikely(m < n))
-		ring_fill(v->ents, (uint32_t)pos + 1 + m, ptrs ? NULL : refs + m,
-			ptrs ? objs + m : NULL, base, ptrs, n - m);
+		ring_fill(v->ents, (uint32_t)pos + 1 + m, ring_at(src, m, k), k,
+			base, n - m);
 }
 
 /*
- * Copy the references of the m entries from e to refs[0 ..] (ptrs == 0)
- * or as pointers of this process to objs[0 ..] (ptrs == 1); returns 0 when
- * their sequences are seq, seq + 1, ... (written for these positions).
- * One pass with no early exit, so that it vectorises: the common case is
- * that they all are.
+ * Copy the references of the m entries from e to dst[0 .. m); returns 0
+ * when their sequences are seq, seq + 1, ... (written for these
+ * positions).  One pass with no early exit, so that it vectorises: the
+ * common case is that they all are.
  */
 static inline uint32_t
-ring_copy_out(const uint64_t *e, uint32_t seq, uint32_t *refs, void **objs,
-		char *base, int ptrs, unsigned int m)
+ring_copy_out(const uint64_t *e, uint32_t seq, void *dst, enum ring_kind k,
+		char *base, unsigned int m)
 {
 	uint32_t bad = 0;
 	unsigned int i;
 
-	if (ptrs) {
-		for (i = 0; i < m; i++) {
-			bad |= ring_ent_seq(e[i]) ^ (seq + i);
-			objs[i] = base + ((uintptr_t)(uint32_t)e[i] <<
-				SHMPOOL_REF_SHIFT);
-		}
-	} else {
-		for (i = 0; i < m; i++) {
-			bad |= ring_ent_seq(e[i]) ^ (seq + i);
-			refs[i] = (uint32_t)e[i];
-		}
+	for (i = 0; i < m; i++) {
+		bad |= ring_ent_seq(e[i]) ^ (seq + i);
+		ring_dst_set(dst, i, k, base, (uint32_t)e[i]);
 	}
 	return bad;
 }
 
 /* Copy the n entries from position pos out (see ring_copy_out()). */
 static inline int
-ring_read(const struct ring_view *v, uint64_t pos, unsigned int n,
-		uint32_t *refs, void **objs, char *base, int ptrs)
+ring_read(const struct ring_view *v, uint64_t pos, unsigned int n, void *dst,
+		enum ring_kind k, char *base)
 {
 	uint32_t idx = (uint32_t)pos & v->mask, m, bad;
 
 	m = n < v->size - idx ? n : v->size - idx;
-	bad = ring_copy_out(&v->ents[idx], (uint32_t)pos + 1, refs, objs,
-		base, ptrs, m);
+	bad = ring_copy_out(&v->ents[idx], (uint32_t)pos + 1, dst, k, base, m);
 	if (caa_unlikely(m < n))
 		bad |= ring_copy_out(v->ents, (uint32_t)pos + 1 + m,
-			ptrs ? NULL : refs + m, ptrs ? objs + m : NULL, base,
-			ptrs, n - m);
+			(void *)ring_at(dst, m, k), k, base, n - m);
 	/* The sequences' loads before the objects' contents. */
 	ring_smp_acquire();
 	return bad == 0;
 }
 
 /* ring.c: the operations when the first try did not succeed. */
-int ring_put_slow(const struct ring_view *v, const uint32_t *refs,
-		void * const *objs, const char *base, int ptrs, unsigned int n,
+int ring_put_slow(const struct ring_view *v, const void *src,
+		enum ring_kind k, const char *base, unsigned int n,
 		enum ring_mode mode, uint64_t *rec);
-int ring_get_slow(const struct ring_view *v, uint32_t *refs, void **objs,
-		char *base, int ptrs, unsigned int n, enum ring_mode mode);
+int ring_get_slow(const struct ring_view *v, void *dst, enum ring_kind k,
+		char *base, unsigned int n, enum ring_mode mode);
 
 /*
- * Put n references in: from refs (ptrs == 0) or converted from the
- * pointers objs (ptrs == 1, relative to base).  rec is the caller's
- * record (that of the cache it puts through).  Returns how many went in:
- * n, or 0 for RING_BULK when they do not fit.  Inline: one claim and the
- * copy; anything else is ring_put_slow().
+ * Put the n references of src (of kind k; base for pointers) in.  rec is
+ * the caller's record (that of the cache it puts through).  Returns how
+ * many went in: n, or 0 for RING_BULK when they do not fit.  Inline: one
+ * claim and the copy; anything else is ring_put_slow().  Any number of
+ * processes may put and get at once, each producer with a record of its
+ * own.
  */
 static inline __attribute__((always_inline)) int
-ring_put(const struct ring_view *v, const uint32_t *refs, void * const *objs,
-		const char *base, int ptrs, unsigned int n,
-		enum ring_mode mode, uint64_t *rec)
+ring_put(const struct ring_view *v, const void *src, enum ring_kind k,
+		const char *base, unsigned int n, enum ring_mode mode,
+		uint64_t *rec)
 {
 	uint64_t pos = uatomic_read(&v->r->prod_head);
 
@@ -297,72 +329,47 @@ ring_put(const struct ring_view *v, const uint32_t *refs, void * const *objs,
 	 * is read, by a consumer (as the heads are 64-bit, pos + n cannot
 	 * wrap). */
 	if (caa_unlikely(pos + n - uatomic_read(&v->r->cons_head) > v->size))
-		return ring_put_slow(v, refs, objs, base, ptrs, n, mode, rec);
+		return ring_put_slow(v, src, k, base, n, mode, rec);
 	/* The record before the claim: the compare-and-swap orders them. */
 	uatomic_set(rec, RING_OP(pos, n));
 	if (caa_unlikely(!ring_claim(&v->r->prod_head, &pos, n)))
-		return ring_put_slow(v, refs, objs, base, ptrs, n, mode, rec);
-	ring_write(v, pos, n, refs, objs, base, ptrs);
+		return ring_put_slow(v, src, k, base, n, mode, rec);
+	ring_write(v, pos, n, src, k, base);
 	ring_smp_release();
 	uatomic_set(rec, 0);
 	return n;
 }
 
 /*
- * Take n references out: to refs (ptrs == 0) or as pointers relative to
- * base to objs (ptrs == 1).  Returns how many came out: n, or 0 for
- * RING_BULK when there are not that many.  refs or objs may have been
- * written even when nothing comes out.
+ * Take n references out to dst (of kind k; base for pointers).  Returns
+ * how many came out: n, or 0 for RING_BULK when there are not that many.
+ * dst may have been written even when nothing comes out.
  */
 static inline __attribute__((always_inline)) int
-ring_get(const struct ring_view *v, uint32_t *refs, void **objs, char *base,
-		int ptrs, unsigned int n, enum ring_mode mode)
+ring_get(const struct ring_view *v, void *dst, enum ring_kind k, char *base,
+		unsigned int n, enum ring_mode mode)
 {
 	uint64_t pos = uatomic_read(&v->r->cons_head);
 
-	if (caa_unlikely(!ring_read(v, pos, n, refs, objs, base, ptrs) ||
+	if (caa_unlikely(!ring_read(v, pos, n, dst, k, base) ||
 			!ring_claim(&v->r->cons_head, &pos, n)))
-		return ring_get_slow(v, refs, objs, base, ptrs, n, mode);
+		return ring_get_slow(v, dst, k, base, n, mode);
 	return n;
 }
 
-/*
- * Enqueue n references; returns how many went in (n or 0 for RING_BULK).
- * Any number of processes may enqueue and dequeue at once, each producer
- * with a record of its own.
- */
+/* References in and out (tests; the library moves pointers and offsets). */
 static inline int
 ring_enqueue(const struct ring_view *v, const uint32_t *refs, unsigned int n,
 		enum ring_mode mode, uint64_t *rec)
 {
-	return ring_put(v, refs, NULL, NULL, 0, n, mode, rec);
+	return ring_put(v, refs, RING_REFS, NULL, n, mode, rec);
 }
 
-/* Dequeue up to n references into refs; returns how many came out. */
 static inline int
 ring_dequeue(const struct ring_view *v, uint32_t *refs, unsigned int n,
 		enum ring_mode mode)
 {
-	return ring_get(v, refs, NULL, NULL, 0, n, mode);
-}
-
-/*
- * The same for pointers of the calling process: the ring holds references
- * (cache lines from base), so each entry is converted on the way.
- */
-static inline int
-ring_enqueue_ptrs(const struct ring_view *v, void * const *objs,
-		unsigned int n, const char *base, enum ring_mode mode,
-		uint64_t *rec)
-{
-	return ring_put(v, NULL, objs, base, 1, n, mode, rec);
-}
-
-static inline int
-ring_dequeue_ptrs(const struct ring_view *v, void **objs, unsigned int n,
-		char *base, enum ring_mode mode)
-{
-	return ring_get(v, NULL, objs, base, 1, n, mode);
+	return ring_get(v, refs, RING_REFS, NULL, n, mode);
 }
 
 /* ring.c: shmpoold's repair of what dead producers left claimed. */

@@ -149,7 +149,8 @@ SHMPOOL_API int shmpool_detach(struct shmpool *pool);
  * Returns:
  *   0 on success;
  *   -ENOENT: fewer than n objects are free in the ring and this cache
- *            (objects in other caches are not taken); nothing changed;
+ *            (objects in other caches are not taken); the pool is
+ *            unchanged, objs[] holds nothing meaningful;
  *   -EINVAL: NULL pool or objs, n == 0, or n above the pool's size.
  */
 SHMPOOL_API int shmpool_generic_get(struct shmpool *pool, void **objs, unsigned int n,

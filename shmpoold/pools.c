@@ -195,7 +195,7 @@ reclaim(struct pool *p, uint32_t i, pid_t pid, const char *why)
 {
 	struct seg_slot *s = &p->h->slots[i];
 	struct shmpool_cache *c = &s->cache;
-	uint32_t len, k, unit = p->h->elt_size >> SHMPOOL_REF_SHIFT;
+	uint32_t len, k;
 	uint32_t limit = SHMPOOL_CACHE_FLUSHTHRESH(SHMPOOL_CACHE_MAX_SIZE);
 	int ret;
 
@@ -212,8 +212,8 @@ reclaim(struct pool *p, uint32_t i, pid_t pid, const char *why)
 	if (len > limit || len > p->h->obj_count)
 		goto bad;
 	for (k = 0; k < len; k++)
-		if (c->objs[k] % unit != 0 ||
-		    c->objs[k] / unit >= p->h->obj_count)
+		if (c->objs[k] % p->h->elt_size != 0 ||
+		    c->objs[k] / p->h->elt_size >= p->h->obj_count)
 			goto bad;
 	ret = slot_retire(p->h, s, pid);
 	if (ret == -ENOSPC)

@@ -123,8 +123,8 @@ START_TEST(test_flush_point)
 	ck_assert_int_eq(shmpool_put(pool, objs[48]), 0);
 	ck_assert_uint_eq(c->len, 1);
 	ck_assert_uint_eq(ring_objs(pool), 1024 - 1);
-	ck_assert_uint_eq(c->objs[0] << SHMPOOL_REF_SHIFT,
-		(uint32_t)((char *)objs[48] - pool->objbase));
+	ck_assert_uint_eq(c->objs[0],
+		(uint64_t)((char *)objs[48] - pool->objbase));
 	ck_assert_uint_eq(shmpool_avail_count(pool), 1024);
 	shmpool_detach(pool);
 }

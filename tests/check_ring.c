@@ -250,7 +250,7 @@ die_in_put(struct shared_ring *s, int recno, const uint32_t *refs,
 		s->recs[recno] = RING_OP(pos, n);
 		if (!ring_claim(&s->v.r->prod_head, &pos, n))
 			_exit(1);
-		ring_write(&s->v, pos, w, refs, NULL, NULL, 0);
+		ring_write(&s->v, pos, w, refs, RING_REFS, NULL);
 		raise(SIGKILL);
 		_exit(2);
 	}
@@ -375,10 +375,10 @@ START_TEST(test_live_producer_untouched)
 	 * of two written.  Repair leaves it be; its writes then land. */
 	s.recs[3] = RING_OP(pos, 2);
 	ck_assert(ring_claim(&s.v.r->prod_head, &pos, 2));
-	ring_write(&s.v, 0, 1, in, NULL, NULL, 0);
+	ring_write(&s.v, 0, 1, in, RING_REFS, NULL);
 	ck_assert_uint_eq(repair(&s).deferred, 1);
 	ck_assert_uint_eq(s.v.r->holes, 0);
-	ring_write(&s.v, 1, 1, in + 1, NULL, NULL, 0);
+	ring_write(&s.v, 1, 1, in + 1, RING_REFS, NULL);
 	s.recs[3] = 0;
 	ck_assert_uint_eq(repair(&s).deferred, 0);
 	ck_assert_int_eq(ring_dequeue(&s.v, out, 2, RING_BULK), 2);

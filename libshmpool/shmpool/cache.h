@@ -69,8 +69,10 @@ struct shmpool_cache {
 	uint64_t ring_op;
 	uint64_t reserved1;
 
-	/* A stack of references; the top is objs[len - 1]. */
-	uint32_t objs[SHMPOOL_CACHE_MAX_SIZE * 2]
+	/* A stack of objects, each as its byte offset from the object
+	 * area (a pointer of the owner minus one add); the top is
+	 * objs[len - 1]. */
+	uint64_t objs[SHMPOOL_CACHE_MAX_SIZE * 2]
 		__attribute__((aligned(SHMPOOL_CACHE_LINE)));
 };
 
@@ -112,7 +114,7 @@ shmpool_ptr_to_ref_(const struct shmpool *pool, const void *obj)
 }
 
 /*
- * Cache hit: the top n references, copied in order, so that a put of the
+ * Cache hit: the top n objects, copied in order, so that a put of the
  * same objects in the same order restores the cache exactly.  The unsigned
  * "n - 1 < len" also sends n == 0 to the slow path, which refuses it.
  */
@@ -123,14 +125,14 @@ _shmpool_generic_get(struct shmpool *pool, void **objs, unsigned int n,
 	if (caa_likely(cache != NULL && pool != NULL && objs != NULL &&
 			n - 1 < cache->len && !cache->flush_req)) {
 		uint32_t len = cache->len - n;
-		const uint32_t *src = &cache->objs[len];
+		const uint64_t *src = &cache->objs[len];
 		/* In a local: stores to objs[] may alias pool->objbase, and
 		 * reloading it each time stops the loop from vectorising. */
 		char *base = pool->objbase;
 		unsigned int i;
 
 		for (i = 0; i < n; i++)
-			objs[i] = base + ((uintptr_t)src[i] << SHMPOOL_REF_SHIFT);
+			objs[i] = base + src[i];
 		cache->len = len;
 		SHMPOOL_STAT_ADD(cache, get_success_bulk, 1);
 		SHMPOOL_STAT_ADD(cache, get_success_objs, n);
@@ -148,13 +150,12 @@ _shmpool_generic_put(struct shmpool *pool, void * const *objs,
 	if (caa_likely(cache != NULL && pool != NULL && objs != NULL &&
 			n - 1 < cache->flushthresh - cache->len &&
 			!cache->flush_req)) {
-		uint32_t *dst = &cache->objs[cache->len];
+		uint64_t *dst = &cache->objs[cache->len];
 		uintptr_t base = (uintptr_t)pool->objbase;
 		unsigned int i;
 
 		for (i = 0; i < n; i++)
-			dst[i] = (uint32_t)(((uintptr_t)objs[i] - base) >>
-				SHMPOOL_REF_SHIFT);
+			dst[i] = (uintptr_t)objs[i] - base;
 		cache->len += n;
 		SHMPOOL_STAT_ADD(cache, put_bulk, 1);
 		SHMPOOL_STAT_ADD(cache, put_objs, n);
