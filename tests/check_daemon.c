@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "segment-internal.h"
 #include "testutil.h"
 
 #define REPLY_MAX	65536		/* bytes in a reply */
@@ -463,6 +464,19 @@ d_finish(struct daemon *d)
 	tu_rm_tree(d->dir);
 }
 
+/* Until stderr holds s. */
+static void
+await_stderr(const struct daemon *d, const char *s, double secs)
+{
+	double deadline = now() + secs;
+
+	while (strstr(slurp(d->err), s) == NULL) {
+		ck_assert_msg(now() < deadline, "'%s' not logged within %.0f "
+			"s; stderr:\n%s", s, secs, slurp(d->err));
+		usleep(2000);
+	}
+}
+
 /* Start shmpoold with args; it must exit with code within 5 s. */
 static const char *
 start_fails(const char *err, const char *const *args, int code)
@@ -887,6 +901,278 @@ START_TEST(test_kill_worker)
 	ck_assert_kv_u(r, "avail", 1024);
 	close(pf.go[1]);
 	close(ps.go[1]);
+	d_finish(&d);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* 2b. kill -9 of a producer between its claim and its writes. */
+
+#define KP_OBJS		1024	/* in the pool, and entries in its ring */
+#define KP_PUT		10	/* the killed put's objects */
+#define KP_WRITTEN	4	/* of them, written before it stops */
+#define KP_LOST		(KP_PUT - KP_WRITTEN)
+#define KP_HAD		(KP_OBJS - KP_LOST)	/* all that can be had */
+
+/*
+ * Takes KP_PUT objects, then puts them back as ring_put() does, by hand:
+ * its record, its claim of KP_PUT positions, and only KP_WRITTEN writes.
+ * Then it sends its slot and the KP_PUT references and waits to be killed.
+ */
+static int
+put_killed_worker(void *arg)
+{
+	struct pipes *p = arg;
+	struct shmpool_cache *c;
+	struct shmpool *pool;
+	struct ring_view *v;
+	uint32_t refs[KP_PUT];
+	void *objs[KP_PUT];
+	uint64_t pos;
+	int slot, i;
+
+	close(p->ready[0]);
+	close(p->go[1]);
+	if (shmpool_attach("p", NULL, &pool) != 0)
+		return 10;
+	c = shmpool_default_cache(pool);
+	if (c->size != 0 || shmpool_get_bulk(pool, objs, KP_PUT) != 0)
+		return 11;
+	for (i = 0; i < KP_PUT; i++)
+		refs[i] = shmpool_ptr_to_ref_(pool, objs[i]);
+	v = &pool_handle(pool)->ring;
+	pos = uatomic_read(&v->r->prod_head);
+	/* The ring has room for all of them: the claim is all there is. */
+	if (pos + KP_PUT - uatomic_read(&v->r->cons_head) > v->size)
+		return 12;
+	uatomic_set(&c->ring_op, RING_OP(pos, KP_PUT));
+	if (!ring_claim(&v->r->prod_head, &pos, KP_PUT))
+		return 13;
+	ring_write(v, pos, KP_WRITTEN, refs, RING_REFS, NULL);
+	cmm_smp_mb();
+	slot = shmpool_cache_slot(c);
+	if (write(p->ready[1], &slot, sizeof(slot)) != sizeof(slot) ||
+	    write(p->ready[1], refs, sizeof(refs)) != sizeof(refs))
+		return 14;
+	for (;;)
+		pause();
+}
+
+/* Once told to go, a get of 1: its result to the ready pipe, then detach. */
+static int
+blocked_getter(void *arg)
+{
+	struct pipes *p = arg;
+	struct shmpool *pool;
+	void *obj;
+	int ret;
+
+	if (shmpool_attach("p", NULL, &pool) != 0)
+		return 10;
+	if (shmpool_default_cache(pool)->size != 0)
+		return 11;
+	if (report_and_wait(p, pool) != 0)
+		return 12;
+	ret = shmpool_get_bulk(pool, &obj, 1);
+	if (write(p->ready[1], &ret, sizeof(ret)) != sizeof(ret))
+		return 13;
+	return shmpool_detach(pool) == 0 ? 0 : 14;
+}
+
+/* What the workers counted: A a get of KP_PUT from the ring (its put by
+ * hand counts nothing), B a failed get of 1. */
+static const struct shmpool_stats put_killed_counts = {
+	.get_common_pool_bulk = 1, .get_common_pool_objs = KP_PUT,
+	.get_success_bulk = 1, .get_success_objs = KP_PUT,
+	.get_fail_bulk = 1, .get_fail_objs = 1,
+};
+
+START_TEST(test_kill_in_put)
+{
+	static void *objs[KP_OBJS];
+	static uint8_t seen[KP_OBJS];
+	uint32_t refs[KP_PUT], unit;
+	struct shmpool_stats st, e;
+	const struct ring_view *ring;
+	struct pipes pa, pb;
+	struct shmpool *pool;
+	struct daemon d;
+	char log[256];
+	const char *r, *s;
+	pid_t a, b, pid;
+	int slot_a, slot_b, status, ret, i, n;
+	double t0, dt;
+
+	memset(seen, 0, sizeof(seen));
+	d_init(&d, "killinput");
+	d_start(&d);
+	ck_assert_prefix(ask(&d, "create name=p objects=1024 object-size=64 "
+		"cache=0"), "shmpool/1 ok name=p ");
+
+	/* A: 10 taken, 10 positions claimed, 4 written, then it stops. */
+	pipes_open(&pa);
+	a = fork_worker(put_killed_worker, &pa);
+	close(pa.ready[1]);
+	close(pa.go[0]);
+	slot_a = await_ready(&pa);
+	ck_assert_int_eq(read(pa.ready[0], refs, sizeof(refs)), sizeof(refs));
+
+	pool = attach_cache("p", 0);
+	ring = &pool_handle(pool)->ring;
+	unit = pool_handle(pool)->elt_size >> SHMPOOL_REF_SHIFT;
+	ck_assert_uint_eq(ring->size, KP_OBJS);
+	ck_assert_uint_eq(slots_in_use(pool), 2);
+	/* cons_head at 10, prod_head at 1024 + 10: 1014 untouched, 4
+	 * written, 6 claimed and unwritten, counted as the put will leave
+	 * them. */
+	ck_assert_uint_eq(uatomic_read(&ring->r->cons_head), KP_PUT);
+	ck_assert_uint_eq(uatomic_read(&ring->r->prod_head), KP_OBJS + KP_PUT);
+	ck_assert_uint_eq(uatomic_read(&ring->r->holes), 0);
+	ck_assert_uint_eq(shmpool_avail_count(pool), KP_OBJS);
+
+	/* The parent takes all that is there without waiting: 1018, every
+	 * object but the 6 that A has not written back. */
+	ck_assert_int_eq(shmpool_generic_get(pool, objs, KP_HAD, NULL), 0);
+	for (i = 0; i < KP_HAD; i++) {
+		uint32_t ref = shmpool_ptr_to_ref_(pool, objs[i]);
+
+		ck_assert_msg(ref % unit == 0 && ref / unit < KP_OBJS,
+			"object %d: reference %u is not one of the pool", i,
+			ref);
+		ck_assert_msg(!seen[ref / unit], "object %d (reference %u) "
+			"got twice", i, ref);
+		seen[ref / unit] = 1;
+	}
+	for (i = 0; i < KP_PUT; i++)
+		ck_assert_msg(seen[refs[i] / unit] == (i < KP_WRITTEN),
+			"A's object %d (reference %u) %s by the parent", i,
+			refs[i], i < KP_WRITTEN ? "not got" : "got");
+	ck_assert_uint_eq(uatomic_read(&ring->r->cons_head),
+		KP_PUT + KP_HAD);
+	ck_assert_uint_eq(shmpool_avail_count(pool), KP_LOST);
+
+	/* B: a get of 1 reaches A's first unwritten position and waits. */
+	pipes_open(&pb);
+	b = fork_worker(blocked_getter, &pb);
+	close(pb.ready[1]);
+	close(pb.go[0]);
+	slot_b = await_ready(&pb);
+	ck_assert_int_ne(slot_b, slot_a);
+	ck_assert_uint_eq(slots_in_use(pool), 3);
+	ck_assert_kv_u(ask(&d, "info name=p"), "slots-in-use", 3);
+	ck_assert_int_eq(write(pb.go[1], "g", 1), 1);
+	t0 = now();
+	while (now() - t0 < 0.2) {
+		ck_assert_msg(waitpid(b, &status, WNOHANG) == 0, "the get "
+			"behind a put in progress did not wait (status 0x%x)",
+			status);
+		usleep(1000);
+	}
+
+	/* kill -9 of A: shmpoold makes holes of its 6 positions, B steps
+	 * over them and finds the ring empty. */
+	t0 = now();
+	ck_assert_int_eq(kill(a, SIGKILL), 0);
+	while ((pid = waitpid(b, &status, WNOHANG)) == 0) {
+		if (now() - t0 > RECLAIM_SECS) {
+			kill(b, SIGKILL);
+			waitpid(b, &status, 0);
+			ck_abort_msg("the get behind the killed put still "
+				"waits %.0f s after the kill; stderr:\n%s",
+				RECLAIM_SECS, slurp(d.err));
+		}
+		usleep(100);
+	}
+	dt = now() - t0;
+	ck_assert_int_eq(pid, b);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		"the waiting worker ended with status 0x%x", status);
+	ck_assert_int_eq(read(pb.ready[0], &ret, sizeof(ret)), sizeof(ret));
+	ck_assert_int_eq(ret, -ENOENT);
+	printf("kill -9 inside a put: ring repaired in %.1f ms\n", dt * 1e3);
+	ck_assert_double_lt(dt, RECLAIM_SECS);
+	ck_assert_int_eq(waitpid(a, &status, 0), a);
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+
+	/* B detached; A's slot comes back. */
+	t0 = now();
+	while ((n = (int)slots_in_use(pool)) != 1) {
+		ck_assert_msg(now() - t0 < RECLAIM_SECS, "%d slots in use "
+			"%.0f s after the kill, expected 1", n, RECLAIM_SECS);
+		usleep(1000);
+	}
+	snprintf(log, sizeof(log), "shmpoold: pool 'p': a process died in "
+		"the middle of a put to the ring; %d positions it had claimed "
+		"are skipped (their objects are lost with it)\n", KP_LOST);
+	await_stderr(&d, log, RECLAIM_SECS);
+	snprintf(log, sizeof(log), "shmpoold: pool 'p': slot %d of pid %ld "
+		"reclaimed (process exited), 0 cached objects back in the "
+		"ring\n", slot_a, (long)a);
+	await_stderr(&d, log, RECLAIM_SECS);
+
+	/* The 6 are holes, not counted; nobody has stepped over them (B's
+	 * get failed, so it claimed nothing). */
+	ck_assert_uint_eq(uatomic_read(&ring->r->holes), KP_LOST);
+	ck_assert_uint_eq(uatomic_read(&ring->r->prod_head) -
+		uatomic_read(&ring->r->cons_head), KP_LOST);
+	ck_assert_uint_eq(shmpool_avail_count(pool), 0);
+	ck_assert_uint_eq(shmpool_in_use_count(pool), KP_OBJS);
+	r = ask(&d, "info name=p");
+	ck_assert_kv_u(r, "slots-in-use", 1);
+	ck_assert_kv_u(r, "avail", 0);
+	ck_assert_kv_u(r, "in-use", KP_OBJS);
+	ck_assert_int_eq(shmpool_stats_read(pool, slot_a, &st), -ENOENT);
+	ck_assert_int_eq(shmpool_stats_read(pool, slot_b, &st), -ENOENT);
+	check_stats(pool, SHMPOOL_STATS_RETIRED, &put_killed_counts,
+		"retired");
+
+	/* The parent's 1018 back: the 6 that A never wrote are lost. */
+	ck_assert_int_eq(shmpool_generic_put(pool, objs, KP_HAD, NULL), 0);
+	ck_assert_uint_eq(shmpool_avail_count(pool), KP_HAD);
+	ck_assert_uint_eq(shmpool_in_use_count(pool), KP_LOST);
+	r = ask(&d, "info name=p");
+	ck_assert_kv_u(r, "avail", KP_HAD);
+	ck_assert_kv_u(r, "in-use", KP_LOST);
+	ck_assert_int_eq(shmpool_generic_get(pool, objs, KP_HAD + 1, NULL),
+		-ENOENT);
+	ck_assert_uint_eq(uatomic_read(&ring->r->holes), KP_LOST);
+
+	/* A get of 1018 steps over the holes and takes them off. */
+	ck_assert_int_eq(shmpool_generic_get(pool, objs, KP_HAD, NULL), 0);
+	ck_assert_uint_eq(uatomic_read(&ring->r->holes), 0);
+	ck_assert_uint_eq(uatomic_read(&ring->r->prod_head),
+		uatomic_read(&ring->r->cons_head));
+	ck_assert_uint_eq(shmpool_avail_count(pool), 0);
+	ck_assert_int_eq(shmpool_generic_put(pool, objs, KP_HAD, NULL), 0);
+	ck_assert_uint_eq(shmpool_avail_count(pool), KP_HAD);
+	check_all_in_ring(pool, KP_HAD);
+	e = put_killed_counts;
+	e.get_common_pool_bulk += 3;
+	e.get_common_pool_objs += 3 * KP_HAD;
+	e.get_success_bulk += 3;
+	e.get_success_objs += 3 * KP_HAD;
+	e.get_fail_bulk += 1;
+	e.get_fail_objs += KP_HAD + 1;
+	e.put_common_pool_bulk += 3;
+	e.put_common_pool_objs += 3 * KP_HAD;
+	e.put_bulk += 3;
+	e.put_objs += 3 * KP_HAD;
+	check_stats(pool, SHMPOOL_STATS_ALL, &e, "all at the end");
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+
+	r = ask(&d, "info name=p");
+	ck_assert_kv_u(r, "slots-in-use", 0);
+	ck_assert_kv_u(r, "avail", KP_HAD);
+	ck_assert_kv_u(r, "in-use", KP_LOST);
+	/* One repair logged, however often the daemon scanned since. */
+	for (n = 0, s = slurp(d.err); (s = strstr(s, "positions it had "
+			"claimed are skipped")) != NULL; s++)
+		n++;
+	ck_assert_int_eq(n, 1);
+	close(pa.ready[0]);
+	close(pa.go[1]);
+	close(pb.ready[0]);
+	close(pb.go[1]);
 	d_finish(&d);
 }
 END_TEST
@@ -1781,19 +2067,6 @@ lines_before(const char *text, const char *s)
 	return n;
 }
 
-/* Until stderr holds s. */
-static void
-await_stderr(const struct daemon *d, const char *s, double secs)
-{
-	double deadline = now() + secs;
-
-	while (strstr(slurp(d->err), s) == NULL) {
-		ck_assert_msg(now() < deadline, "'%s' not logged within %.0f "
-			"s; stderr:\n%s", s, secs, slurp(d->err));
-		usleep(2000);
-	}
-}
-
 /* Until info name answers ok. */
 static void
 await_pool(const struct daemon *d, const char *name, double secs)
@@ -2061,6 +2334,7 @@ daemon_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_create_and_workers);
 	tcase_add_test(tc, test_kill_worker);
+	tcase_add_test(tc, test_kill_in_put);
 	tcase_add_test(tc, test_kill_daemon);
 	tcase_add_test(tc, test_bad_requests);
 	tcase_add_test(tc, test_empty_packet);
