@@ -1,0 +1,51 @@
+#!/bin/sh
+# bench/stats-cost's arithmetic: two stand-in build folders whose
+# shmpool-perf print known rates, run in turns; the medians and the cost
+# printed must be exactly those computed by hand.  (The real comparison
+# takes minutes and two builds: it is a benchmark, not a test.)
+set -eu
+src="${top_srcdir:-.}"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+
+# A stand-in: each run prints the next rate of its list for two cases.
+fake() {	# folder stats rates-of-case-1 rates-of-case-2
+	mkdir -p "$1/bench" "$1/libshmpool/shmpool"
+	echo "#define SHMPOOL_STATS $2" >"$1/libshmpool/shmpool/config.h"
+	cat >"$1/bench/shmpool-perf" <<SCRIPT
+#!/bin/sh
+n=\$(cat "$1/count" 2>/dev/null || echo 0)
+n=\$((n + 1))
+echo \$n >"$1/count"
+[ "\$*" = "--cache 512 --workers 1 --get-bulk 1,32" ] || { echo "args: \$*" >&2; exit 1; }
+a=\$(echo "$3" | cut -d' ' -f\$n)
+b=\$(echo "$4" | cut -d' ' -f\$n)
+echo "shmpool_perf cache=512 cores=1 n_get_bulk=1 n_put_bulk=1 n_keep=128 constant_n=0 rate_persec=\$a"
+echo "shmpool_perf cache=512 cores=1 n_get_bulk=32 n_put_bulk=32 n_keep=128 constant_n=0 rate_persec=\$b"
+SCRIPT
+	chmod +x "$1/bench/shmpool-perf"
+}
+fake "$dir/on" 1 "90 100 97" "1000 990 1010"
+fake "$dir/off" 0 "100 110 95" "1000 1000 1000"
+
+"$src/bench/stats-cost" --repeat 3 --on "$dir/on" --off "$dir/off" \
+	--cache 512 --workers 1 --get-bulk 1,32 >"$dir/out"
+cat "$dir/out"
+cat >"$dir/want" <<'WANT'
+shmpool_perf cache=512 cores=1 n_get_bulk=1 n_put_bulk=1 n_keep=128 constant_n=0 rate_persec=97 stats_off_rate=100 stats_cost=3.0%
+shmpool_perf cache=512 cores=1 n_get_bulk=32 n_put_bulk=32 n_keep=128 constant_n=0 rate_persec=1000 stats_off_rate=1000 stats_cost=0.0%
+WANT
+diff "$dir/want" "$dir/out"
+[ "$(cat "$dir/on/count")" -eq 3 ] && [ "$(cat "$dir/off/count")" -eq 3 ]
+
+# A folder built the other way round is refused.
+if "$src/bench/stats-cost" --repeat 1 --on "$dir/off" --off "$dir/on" \
+		--cache 512 --workers 1 --get-bulk 1,32 2>"$dir/err"; then
+	echo "swapped folders accepted"; exit 1
+fi
+grep -q "is not built with stats" "$dir/err"
+# A bad repeat count is a usage error.
+rc=0
+"$src/bench/stats-cost" --repeat x 2>/dev/null || rc=$?
+[ "$rc" -eq 2 ] || { echo "--repeat x: exit $rc, not 2"; exit 1; }
+echo "stats-cost: ok"
