@@ -73,8 +73,7 @@ get_bypass_with_cache(struct shmpool *pool, struct pool_handle *h,
 	for (i = 0; i < len; i++)
 		objs[i] = pool->objbase + cache->objs[i];
 	cache->len = 0;
-	SHMPOOL_STAT_ADD(st, get_success_bulk, 1);
-	SHMPOOL_STAT_ADD(st, get_success_objs, n);
+	SHMPOOL_STAT_GET_(st, n);
 	return 0;
 }
 
@@ -106,8 +105,7 @@ get_refill(struct shmpool *pool, struct pool_handle *h, void **objs,
 	for (i = 0; i < n; i++)
 		objs[i] = pool->objbase + cache->objs[len + i];
 	cache->len = len;
-	SHMPOOL_STAT_ADD(cache, get_success_bulk, 1);
-	SHMPOOL_STAT_ADD(cache, get_success_objs, n);
+	SHMPOOL_STAT_GET_(cache, n);
 	return 0;
 }
 
@@ -142,8 +140,7 @@ shmpool_generic_get_slow(struct shmpool *pool, void **objs, unsigned int n,
 		return get_bypass_with_cache(pool, h, objs, n, cache, st);
 	SHMPOOL_STAT_ADD(st, get_common_pool_bulk, 1);
 	SHMPOOL_STAT_ADD(st, get_common_pool_objs, n);
-	SHMPOOL_STAT_ADD(st, get_success_bulk, 1);
-	SHMPOOL_STAT_ADD(st, get_success_objs, n);
+	SHMPOOL_STAT_GET_(st, n);
 	return 0;
 }
 
@@ -171,8 +168,7 @@ put_flush_push(struct shmpool *pool, struct pool_handle *h,
 	for (i = 0; i < n; i++)
 		cache->objs[i] = (uintptr_t)objs[i] - (uintptr_t)pool->objbase;
 	cache->len = n;
-	SHMPOOL_STAT_ADD(cache, put_bulk, 1);
-	SHMPOOL_STAT_ADD(cache, put_objs, n);
+	SHMPOOL_STAT_PUT_(cache, n);
 	return 0;
 }
 
@@ -203,8 +199,7 @@ shmpool_generic_put_slow(struct shmpool *pool, void * const *objs,
 		return -ENOSPC;
 	SHMPOOL_STAT_ADD(st, put_common_pool_bulk, 1);
 	SHMPOOL_STAT_ADD(st, put_common_pool_objs, n);
-	SHMPOOL_STAT_ADD(st, put_bulk, 1);
-	SHMPOOL_STAT_ADD(st, put_objs, n);
+	SHMPOOL_STAT_PUT_(st, n);
 	return 0;
 }
 

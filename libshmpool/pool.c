@@ -92,14 +92,18 @@ static void
 stats_fold(struct shmpool_stats *dst, struct shmpool_cache *c)
 {
 #define FOLD(f) do { uatomic_add(&dst->f, c->f); c->f = 0; } while (0)
+	/* A cache keeps the objects beyond one per call: first those. */
+	uatomic_add(&dst->put_objs, c->put_bulk + c->put_objs_over);
+	c->put_objs_over = 0;
+	uatomic_add(&dst->get_success_objs, c->get_success_bulk +
+		c->get_success_objs_over);
+	c->get_success_objs_over = 0;
 	FOLD(put_bulk);
-	FOLD(put_objs);
 	FOLD(put_common_pool_bulk);
 	FOLD(put_common_pool_objs);
 	FOLD(get_common_pool_bulk);
 	FOLD(get_common_pool_objs);
 	FOLD(get_success_bulk);
-	FOLD(get_success_objs);
 	FOLD(get_fail_bulk);
 	FOLD(get_fail_objs);
 #undef FOLD

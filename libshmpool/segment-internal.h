@@ -126,6 +126,9 @@ int slot_claim_for(struct pool_handle *h, unsigned int size, pid_t pid,
 struct pool_handle *pool_find_cache(const struct shmpool_cache *cache);
 int slot_retire(struct pool_handle *h, struct seg_slot *slot, pid_t pid);
 
+/* stats.c */
+void cache_stats_add(struct shmpool_stats *st, const struct shmpool_cache *c);
+
 /* cache.c */
 int cache_flush(struct pool_handle *h, struct shmpool_cache *cache);
 

@@ -9,18 +9,37 @@
 #include "segment-internal.h"
 
 /* Relaxed 64-bit loads: each counter has a single writer. */
-#define STATS_ADD(dst, src) do {					\
+#define STATS_ADD_COMMON(dst, src) do {					\
 	(dst)->put_bulk += uatomic_read(&(src)->put_bulk);		\
-	(dst)->put_objs += uatomic_read(&(src)->put_objs);		\
 	(dst)->put_common_pool_bulk += uatomic_read(&(src)->put_common_pool_bulk); \
 	(dst)->put_common_pool_objs += uatomic_read(&(src)->put_common_pool_objs); \
 	(dst)->get_common_pool_bulk += uatomic_read(&(src)->get_common_pool_bulk); \
 	(dst)->get_common_pool_objs += uatomic_read(&(src)->get_common_pool_objs); \
 	(dst)->get_success_bulk += uatomic_read(&(src)->get_success_bulk); \
-	(dst)->get_success_objs += uatomic_read(&(src)->get_success_objs); \
 	(dst)->get_fail_bulk += uatomic_read(&(src)->get_fail_bulk);	\
 	(dst)->get_fail_objs += uatomic_read(&(src)->get_fail_objs);	\
 } while (0)
+
+/* Add the counters of a cache to st. */
+void
+cache_stats_add(struct shmpool_stats *st, const struct shmpool_cache *c)
+{
+	STATS_ADD_COMMON(st, c);
+	/* A cache keeps the objects beyond one per call. */
+	st->put_objs += uatomic_read(&c->put_bulk) +
+		uatomic_read(&c->put_objs_over);
+	st->get_success_objs += uatomic_read(&c->get_success_bulk) +
+		uatomic_read(&c->get_success_objs_over);
+}
+
+/* Add the retired totals (or another struct shmpool_stats) to st. */
+static void
+stats_add(struct shmpool_stats *st, const struct shmpool_stats *src)
+{
+	STATS_ADD_COMMON(st, src);
+	st->put_objs += uatomic_read(&src->put_objs);
+	st->get_success_objs += uatomic_read(&src->get_success_objs);
+}
 
 int
 shmpool_stats_read(const struct shmpool *pool, int slot,
@@ -37,10 +56,10 @@ shmpool_stats_read(const struct shmpool *pool, int slot,
 	case SHMPOOL_STATS_ALL:
 		/* A free slot's counters are zero: sum them all. */
 		for (i = 0; i < h->nb_slots; i++)
-			STATS_ADD(st, &h->slots[i].cache);
+			cache_stats_add(st, &h->slots[i].cache);
 		/* fall through */
 	case SHMPOOL_STATS_RETIRED:
-		STATS_ADD(st, &h->hdr->retired);
+		stats_add(st, &h->hdr->retired);
 		return 0;
 	default:
 		if (slot < 0 || (uint32_t)slot >= h->nb_slots)
@@ -48,7 +67,7 @@ shmpool_stats_read(const struct shmpool *pool, int slot,
 		if (SLOT_STATE(uatomic_read(&h->slots[slot].owner)) !=
 				SEG_SLOT_CLAIMED)
 			return -ENOENT;
-		STATS_ADD(st, &h->slots[slot].cache);
+		cache_stats_add(st, &h->slots[slot].cache);
 		return 0;
 	}
 }

@@ -31,8 +31,7 @@
 #define INDEX_SUFFIX	".pools"
 
 #define COUNTER(name, help) \
-	{ #name, offsetof(struct shmpool_stats, name), \
-	  offsetof(struct shmpool_cache, name), help }
+	{ #name, offsetof(struct shmpool_stats, name), help }
 
 /* CNT_* are the places of the counters in struct shmpool_stats. */
 #define COUNTER_AT(name, cnt) \
@@ -71,19 +70,22 @@ const struct counter_desc counters[SNAP_COUNTERS] = {
 		"Objects the failed gets asked for."),
 };
 
-/* Relaxed 64-bit loads: each counter has a single writer. */
+/* The counters of a cache, or of a struct shmpool_stats, as dst[CNT_*]:
+ * relaxed 64-bit loads, each counter having a single writer. */
 static void
 counters_read(uint64_t *dst, const void *base, int in_cache)
 {
+	struct shmpool_stats st;
 	unsigned int i;
 
-	for (i = 0; i < SNAP_COUNTERS; i++) {
-		const uint64_t *p = (const uint64_t *)((const char *)base +
-			(in_cache ? counters[i].cache_off :
-			 counters[i].stats_off));
-
-		dst[i] = uatomic_read(p);
+	memset(&st, 0, sizeof(st));
+	if (in_cache) {
+		cache_stats_add(&st, base);
+		base = &st;
 	}
+	for (i = 0; i < SNAP_COUNTERS; i++)
+		dst[i] = uatomic_read((const uint64_t *)((const char *)base +
+			counters[i].stats_off));
 }
 
 int

@@ -153,7 +153,6 @@ enum {
 struct counter_desc {
 	const char *name;
 	size_t stats_off;		/* in struct shmpool_stats */
-	size_t cache_off;		/* in struct shmpool_cache */
 	const char *help;
 };
 extern const struct counter_desc counters[SNAP_COUNTERS];
