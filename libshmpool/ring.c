@@ -149,7 +149,8 @@ ring_covered(const uint64_t *recs, size_t stride, unsigned int nrecs,
 
 /*
  * Make a hole of every position that a producer claimed, did not write,
- * and no record covers any more.  recs are the records of every slot
+ * and no record covers any more (its entry still holds what was put a lap
+ * before).  recs are the records of every slot
  * (nrecs of them, stride bytes apart) whose owner may be alive; the caller
  * has cleared those of the slots whose owners it knows are dead.  A
  * position being written by a live process is always covered by its
@@ -178,7 +179,12 @@ ring_repair(const struct ring_view *v, const uint64_t *recs, size_t stride,
 
 		e = uatomic_read(&v->ents[(uint32_t)q & v->mask]);
 		seq = ring_ent_seq(e);
-		if (seq == (uint32_t)q + 1 || seq == (uint32_t)q + 2)
+		/* Not written for q: the entry still holds what was put a
+		 * lap before (a reference or a hole).  Anything else is q
+		 * written, or heads read a lap ago: q has been read since
+		 * and the entry written for a later position. */
+		if (seq != (uint32_t)(q - v->size) + 1 &&
+		    seq != (uint32_t)(q - v->size) + 2)
 			continue;
 		/* The records after the entry: a live claim of q wrote its
 		 * record before it, and clears it only after writing q. */
