@@ -279,6 +279,9 @@ ring_copy_out(const uint64_t *e, uint32_t seq, void *dst, enum ring_kind k,
 	uint32_t bad = 0;
 	unsigned int i;
 
+	/* Plain loads, so that the loop vectorises: each entry is read
+	 * whole all the same, an aligned 64-bit element of a vector load
+	 * being read at once. */
 	for (i = 0; i < m; i++) {
 		bad |= ring_ent_seq(e[i]) ^ (seq + i);
 		ring_dst_set(dst, i, k, base, (uint32_t)e[i]);
@@ -325,6 +328,21 @@ ring_put(const struct ring_view *v, const void *src, enum ring_kind k,
 {
 	uint64_t pos = uatomic_read(&v->r->prod_head);
 
+	if (n == 1) {
+		/* One entry: no loop to set up. */
+		if (caa_unlikely(pos + 1 - uatomic_read(&v->r->cons_head) >
+				v->size))
+			return ring_put_slow(v, src, k, base, n, mode, rec);
+		uatomic_set(rec, RING_OP(pos, 1));
+		if (caa_unlikely(!ring_claim(&v->r->prod_head, &pos, 1)))
+			return ring_put_slow(v, src, k, base, n, mode, rec);
+		ring_smp_release();
+		v->ents[(uint32_t)pos & v->mask] = ring_ent((uint32_t)pos + 1,
+			ring_src_ref(src, 0, k, base));
+		ring_smp_release();
+		uatomic_set(rec, 0);
+		return 1;
+	}
 	/* Every position up to pos + n - 1 - size has been claimed, that
 	 * is read, by a consumer (as the heads are 64-bit, pos + n cannot
 	 * wrap). */
@@ -351,6 +369,17 @@ ring_get(const struct ring_view *v, void *dst, enum ring_kind k, char *base,
 {
 	uint64_t pos = uatomic_read(&v->r->cons_head);
 
+	if (n == 1) {
+		/* One entry: no loop to set up. */
+		uint64_t e = uatomic_read(&v->ents[(uint32_t)pos & v->mask]);
+
+		ring_dst_set(dst, 0, k, base, (uint32_t)e);
+		ring_smp_acquire();
+		if (caa_likely(ring_ent_seq(e) == (uint32_t)pos + 1 &&
+				ring_claim(&v->r->cons_head, &pos, 1)))
+			return 1;
+		return ring_get_slow(v, dst, k, base, n, mode);
+	}
 	if (caa_unlikely(!ring_read(v, pos, n, dst, k, base) ||
 			!ring_claim(&v->r->cons_head, &pos, n)))
 		return ring_get_slow(v, dst, k, base, n, mode);
