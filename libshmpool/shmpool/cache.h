@@ -134,6 +134,19 @@ shmpool_ptr_to_ref_(const struct shmpool *pool, const void *obj)
 }
 
 /*
+ * The copy loops of a hit with a size known only at run time, unrolled: a
+ * compiler vectorises them but keeps one vector per turn (shmpool-perf,
+ * cache 512, bulk 32: 2.6 G objects/s as one vector per turn, 3.3 G as
+ * four).  A constant size is left to the compiler, which unrolls it
+ * whole.
+ */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8
+#define SHMPOOL_UNROLL_		_Pragma("GCC unroll 4")
+#else
+#define SHMPOOL_UNROLL_
+#endif
+
+/*
  * Cache hit: the top n objects, copied in order, so that a put of the
  * same objects in the same order restores the cache exactly.  The unsigned
  * "n - 1 < len" also sends n == 0 to the slow path, which refuses it.
@@ -151,8 +164,14 @@ _shmpool_generic_get(struct shmpool *pool, void **objs, unsigned int n,
 		char *base = pool->objbase;
 		unsigned int i;
 
-		for (i = 0; i < n; i++)
-			objs[i] = base + src[i];
+		if (__builtin_constant_p(n)) {
+			for (i = 0; i < n; i++)
+				objs[i] = base + src[i];
+		} else {
+			SHMPOOL_UNROLL_
+			for (i = 0; i < n; i++)
+				objs[i] = base + src[i];
+		}
 		cache->len = len;
 		SHMPOOL_STAT_GET_(cache, n);
 		return 0;
@@ -173,8 +192,14 @@ _shmpool_generic_put(struct shmpool *pool, void * const *objs,
 		uintptr_t base = (uintptr_t)pool->objbase;
 		unsigned int i;
 
-		for (i = 0; i < n; i++)
-			dst[i] = (uintptr_t)objs[i] - base;
+		if (__builtin_constant_p(n)) {
+			for (i = 0; i < n; i++)
+				dst[i] = (uintptr_t)objs[i] - base;
+		} else {
+			SHMPOOL_UNROLL_
+			for (i = 0; i < n; i++)
+				dst[i] = (uintptr_t)objs[i] - base;
+		}
 		cache->len += n;
 		SHMPOOL_STAT_PUT_(cache, n);
 		return 0;
