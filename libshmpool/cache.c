@@ -127,8 +127,20 @@ shmpool_generic_get_slow(struct shmpool *pool, void **objs, unsigned int n,
 	if (caa_unlikely(n > h->obj_count))
 		return -EINVAL;
 	if (cache != NULL) {
-		if (caa_unlikely(uatomic_read(&cache->flush_req)))
+		if (caa_unlikely(uatomic_read(&cache->flush_req))) {
 			cache_flush_requested(h, cache);
+			/* A flush the ring had no room for (a double put)
+			 * leaves the cache as it was: serve it as a hit. */
+			if (caa_unlikely(n - 1 < cache->len)) {
+				uint32_t len = cache->len - n;
+
+				shmpool_offs_to_ptrs_(objs, &cache->objs[len],
+					n, pool->objbase);
+				cache->len = len;
+				SHMPOOL_STAT_GET_(cache, n);
+				return 0;
+			}
+		}
 		if (n <= cache->size)
 			return get_refill(pool, h, objs, n, cache);
 		st = cache;

@@ -10,16 +10,23 @@
 
 #include "ring.h"
 
-/* Wait for another process a little: spin, then give up the CPU. */
+/*
+ * Wait for another process a little: spin, then give up the CPU.  A wait
+ * that goes on (the producer of the position may have died, and its
+ * positions been left by shmpoold, or shmpoold may be down) marks the
+ * ring stalled, once, for shmpoold to repair.
+ */
 static void
-ring_pause(unsigned int *spins)
+ring_pause(const struct ring_view *v, unsigned int *spins)
 {
-	if (++*spins < RING_SPINS_BEFORE_YIELD) {
+	if (++*spins % RING_SPINS_BEFORE_YIELD != 0) {
 		caa_cpu_relax();
-	} else {
-		sched_yield();
-		*spins = 0;
+		return;
 	}
+	sched_yield();
+	if (*spins == RING_SPINS_BEFORE_YIELD * RING_YIELDS_BEFORE_STALL &&
+	    uatomic_read(&v->r->stalled) == 0)
+		uatomic_set(&v->r->stalled, 1);
 }
 
 int
@@ -104,7 +111,7 @@ ring_get_slow(const struct ring_view *v, void *dst, enum ring_kind k,
 			if (prod > q && (mode == RING_BULK || got == 0)) {
 				/* A producer has claimed q and not written it
 				 * yet (or just has: look again). */
-				ring_pause(&spins);
+				ring_pause(v, &spins);
 				pos = uatomic_read(&v->r->cons_head);
 				continue;
 			}
@@ -167,22 +174,33 @@ ring_repair(const struct ring_view *v, const uint64_t *recs, size_t stride,
 	uint64_t cons, prod, q, e;
 
 	memset(st, 0, sizeof(*st));
-	cons = uatomic_read(&v->r->cons_head);
-	cmm_smp_rmb();
-	prod = uatomic_read(&v->r->prod_head);
+	/* Heads of one moment: cons, then prod, then cons unchanged. */
+	do {
+		cons = uatomic_read(&v->r->cons_head);
+		cmm_smp_rmb();
+		prod = uatomic_read(&v->r->prod_head);
+		cmm_smp_rmb();
+	} while (uatomic_read(&v->r->cons_head) != cons);
 	if (prod < cons || prod - cons > v->size)
 		return -EBADMSG;
 	/* Entries read after the heads: positions below prod were claimed. */
-	cmm_smp_rmb();
 	for (q = cons; q < prod; q++) {
 		uint32_t seq;
+		uint64_t now;
 
 		e = uatomic_read(&v->ents[(uint32_t)q & v->mask]);
+		/* Positions read since are done with, and their entries may
+		 * hold any later lap, even one whose sequence is q's modulo
+		 * 2^32: go on from the consumers' head. */
+		cmm_smp_rmb();
+		now = uatomic_read(&v->r->cons_head);
+		if (now > q) {
+			q = now - 1;
+			continue;
+		}
 		seq = ring_ent_seq(e);
 		/* Not written for q: the entry still holds what was put a
-		 * lap before (a reference or a hole).  Anything else is q
-		 * written, or heads read a lap ago: q has been read since
-		 * and the entry written for a later position. */
+		 * lap before (a reference or a hole). */
 		if (seq != (uint32_t)(q - v->size) + 1 &&
 		    seq != (uint32_t)(q - v->size) + 2)
 			continue;

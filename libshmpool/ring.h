@@ -57,13 +57,18 @@
 
 #include "shmpool.h"
 
+/* Positions and entries are 64-bit words read and written whole. */
+#if UINTPTR_MAX != UINT64_MAX
+#error "libshmpool's ring needs a 64-bit target"
+#endif
+
 /*
  * Acquire and release orderings for the entries.  liburcu's cmm_smp_mb()
  * gives them everywhere; on a TSO machine loads are never reordered with
  * later accesses nor stores with earlier ones, so the compiler barrier is
  * enough there.
  */
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__)
 #define ring_smp_acquire()	cmm_barrier()
 #define ring_smp_release()	cmm_barrier()
 #else
@@ -73,6 +78,8 @@
 
 /* Spins before a waiting consumer yields the CPU. */
 #define RING_SPINS_BEFORE_YIELD	64
+/* Yields after which it tells shmpoold, which repairs the ring. */
+#define RING_YIELDS_BEFORE_STALL	256
 
 /* The smallest ring: an unwritten entry's sequence (that of position
  * q - size) must not read as written (q + 1) or as a hole (q + 2). */
@@ -83,7 +90,9 @@ struct ring {
 	uint32_t size;			/* entries, a power of two */
 	uint32_t mask;			/* size - 1 */
 	uint32_t capacity;		/* entries usable at once (size) */
-	uint32_t reserved0;
+	uint32_t stalled;		/* set by a get that waited long for a
+					   position to be written; shmpoold
+					   repairs the ring and clears it */
 	uint64_t holes;			/* holes between the heads */
 	uint64_t reserved1[5];
 	uint64_t prod_head __attribute__((aligned(64)));
@@ -279,12 +288,14 @@ ring_copy_out(const uint64_t *e, uint32_t seq, void *dst, enum ring_kind k,
 	uint32_t bad = 0;
 	unsigned int i;
 
-	/* Plain loads, so that the loop vectorises: each entry is read
-	 * whole all the same, an aligned 64-bit element of a vector load
-	 * being read at once. */
+	/* Plain loads, so that the loop vectorises; each entry is loaded
+	 * once, its sequence and its reference together (an aligned 64-bit
+	 * element of a vector load is read at once). */
 	for (i = 0; i < m; i++) {
-		bad |= ring_ent_seq(e[i]) ^ (seq + i);
-		ring_dst_set(dst, i, k, base, (uint32_t)e[i]);
+		uint64_t x = e[i];
+
+		bad |= ring_ent_seq(x) ^ (seq + i);
+		ring_dst_set(dst, i, k, base, (uint32_t)x);
 	}
 	return bad;
 }

@@ -70,7 +70,7 @@ watch_add(pid_t pid, uint64_t start_time)
 	struct epoll_event ev;
 	struct watch *w;
 	uint64_t now_start;
-	int fd;
+	int fd, ret;
 
 	if (watch_find(pid, start_time) != NULL)
 		return 0;
@@ -87,11 +87,25 @@ watch_add(pid_t pid, uint64_t start_time)
 		return -err;
 	}
 	/* The pidfd pins the process: if it has the owner's start time
-	 * now, the pidfd is the owner's. */
-	if (seg_proc_start_time(pid, &now_start) < 0 ||
-	    (start_time != 0 && now_start != start_time)) {
+	 * now, the pidfd is the owner's.  Only a process that is not there
+	 * (or is another one) is gone: a /proc that cannot be read now (no
+	 * descriptor left, no memory) says nothing, and the slot is looked
+	 * at again at the next scan. */
+	ret = seg_proc_start_time(pid, &now_start);
+	if (ret == -ENOENT || ret == -ESRCH ||
+	    (ret == 0 && start_time != 0 && now_start != start_time)) {
 		close(fd);
 		return -ESRCH;
+	}
+	if (ret < 0) {
+		static int logged;
+
+		if (!logged++)
+			log_msg(LOG_ERR, "cannot read /proc/%ld/stat: %s; its "
+				"slots are looked at again later", (long)pid,
+				strerror(-ret));
+		close(fd);
+		return ret;
 	}
 	w = calloc(1, sizeof(*w));
 	if (w == NULL) {
@@ -158,7 +172,9 @@ pool_intact(struct pool *p)
  * Make holes of the ring positions that dead producers claimed and never
  * wrote (ring_repair()).  A position that a live record still covers is
  * left for the next scans: the record of a put that lost its claim to the
- * dead one, rewritten at its next try, can cover it for a moment.
+ * dead one, rewritten at its next try, can cover it for a moment.  Should
+ * that put be stopped just then, past those scans, the gets that wait for
+ * the position mark the ring stalled, and the next scan repairs again.
  */
 static int
 pool_repair(struct pool *p)
@@ -174,6 +190,7 @@ pool_repair(struct pool *p)
 				"corrupt; it cannot be repaired", p->name);
 		return ret;
 	}
+	p->repair_logged = 0;
 	if (rst.holes != 0)
 		log_msg(LOG_WARNING, "pool '%s': a process died in the middle "
 			"of a put to the ring; %" PRIu64 " positions it had "
@@ -185,29 +202,41 @@ pool_repair(struct pool *p)
 }
 
 /*
- * Take slot i of p back from its dead owner pid: its objects to the ring,
- * its counts to the retired totals.  What the slot holds came from a
- * process that may have been killed anywhere, or been malicious: the
- * cache is checked before a single reference goes to the ring.
+ * Take slot i of p back from its owner pid: its objects to the ring, its
+ * counts to the retired totals.  The owner is dead, unless it asked
+ * (detach, live == 1).  What the slot holds came from a process that may
+ * have been killed anywhere, or been malicious: the cache is checked
+ * before a single reference goes to the ring.
  */
 static int
-reclaim(struct pool *p, uint32_t i, pid_t pid, const char *why)
+reclaim(struct pool *p, uint32_t i, pid_t pid, int live, const char *why)
 {
 	struct seg_slot *s = &p->h->slots[i];
 	struct shmpool_cache *c = &s->cache;
+	uint64_t claimed = SLOT_OWNER(SEG_SLOT_CLAIMED, pid);
+	uint64_t releasing = SLOT_OWNER(SEG_SLOT_RELEASING, pid), cur;
 	uint32_t len, k;
 	uint32_t limit = SHMPOOL_CACHE_FLUSHTHRESH(SHMPOOL_CACHE_MAX_SIZE);
 	int ret;
 
 	if (!pool_intact(p))
 		return -EIO;
-	/* The owner is gone: what its record says it was writing to the
-	 * ring is finished now, as what every other dead process left. */
-	uatomic_set(&c->ring_op, 0);
-	p->repair_scans = REPAIR_SCANS;
-	ret = pool_repair(p);
-	if (ret < 0)
-		return ret;
+	/* The slot is ours before anything of it is touched: it may have
+	 * been given back, and claimed by another process, since its owner
+	 * was looked at. */
+	cur = uatomic_cmpxchg(&s->owner, claimed, releasing);
+	if (cur != claimed && cur != releasing)
+		return -ESRCH;
+	if (!live) {
+		/* The owner is gone: what its record says it was writing
+		 * to the ring is finished now, as what every other dead
+		 * process left. */
+		uatomic_set(&c->ring_op, 0);
+		p->repair_scans = REPAIR_SCANS;
+		ret = pool_repair(p);
+		if (ret < 0)
+			return ret;
+	}
 	len = uatomic_read(&c->len);
 	if (len > limit || len > p->h->obj_count)
 		goto bad;
@@ -264,7 +293,7 @@ watch_exited(struct ev_tag *tag)
 
 			if (slot_owner(&p->h->slots[i], &t) == w->pid &&
 			    t == w->start_time)
-				reclaim(p, i, w->pid, "process exited");
+				reclaim(p, i, w->pid, 0, "process exited");
 		}
 	}
 	/* A reclaim put off now is done by the scan, which finds the
@@ -314,8 +343,12 @@ pools_scan(void)
 	cds_list_for_each_entry(p, &pool_list, node) {
 		if (!pool_intact(p))
 			continue;
-		if (p->repair_scans > 0) {
-			p->repair_scans--;
+		/* After a death, and whenever a get waited long. */
+		if (p->repair_scans > 0 ||
+		    uatomic_read(&p->h->ring.r->stalled) != 0) {
+			if (p->repair_scans > 0)
+				p->repair_scans--;
+			uatomic_set(&p->h->ring.r->stalled, 0);
 			pool_repair(p);
 		}
 		for (i = 0; i < p->h->nb_slots; i++) {
@@ -326,15 +359,15 @@ pools_scan(void)
 				continue;
 			if (pid < 0) {
 				/* Only a corrupted slot has that. */
-				reclaim(p, i, pid, "no owner");
+				reclaim(p, i, pid, 0, "no owner");
 			} else if (t == 0) {
 				/* The claim is not complete: wait, unless
 				 * the claimer is gone. */
 				if (kill(pid, 0) < 0 && errno == ESRCH)
-					reclaim(p, i, pid, "claimer gone");
+					reclaim(p, i, pid, 0, "claimer gone");
 			} else if (watch_find(pid, t) == NULL &&
 				   watch_add(pid, t) == -ESRCH) {
-				reclaim(p, i, pid, "owner gone");
+				reclaim(p, i, pid, 0, "owner gone");
 			}
 		}
 	}
@@ -727,7 +760,8 @@ pool_flush(struct pool *p, uint32_t slot, unsigned int *cached, char *err,
 		size_t errsz)
 {
 	struct seg_slot *s;
-	uint64_t st, t;
+	uint64_t st, t = 0;
+	int gone = 0;
 	pid_t pid;
 
 	if (!pool_intact(p)) {
@@ -743,9 +777,20 @@ pool_flush(struct pool *p, uint32_t slot, unsigned int *cached, char *err,
 			p->name, slot);
 		return -ENOENT;
 	}
-	if (pid < 0 || (st != 0 && (seg_proc_start_time(pid, &t) < 0 ||
-			t != st))) {
-		int ret = reclaim(p, slot, pid, "flush requested, owner gone");
+	if (pid > 0 && st != 0) {
+		int ret = seg_proc_start_time(pid, &t);
+
+		if (ret < 0 && ret != -ENOENT && ret != -ESRCH) {
+			snprintf(err, errsz, "pool '%s': slot %u: cannot tell "
+				"whether pid %ld lives: %s", p->name, slot,
+				(long)pid, strerror(-ret));
+			return -EIO;
+		}
+		gone = ret < 0 || t != st;
+	}
+	if (pid < 0 || gone) {
+		int ret = reclaim(p, slot, pid, 0,
+			"flush requested, owner gone");
 
 		if (ret < 0) {
 			snprintf(err, errsz, "pool '%s': slot %u: cannot "
@@ -773,7 +818,7 @@ pool_detach(struct pool *p, const struct peer *who)
 
 		if (slot_owner(&p->h->slots[i], &t) == who->pid &&
 		    t == who->start_time &&
-		    reclaim(p, i, who->pid, "detach requested") == 0)
+		    reclaim(p, i, who->pid, 1, "detach requested") == 0)
 			n++;
 	}
 	watch_prune();

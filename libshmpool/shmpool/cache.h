@@ -65,10 +65,10 @@ struct shmpool_cache {
 	uint64_t get_common_pool_objs;
 	uint64_t get_fail_bulk;
 	uint64_t get_fail_objs;
-	/* What the owner is claiming on the ring, written before each
-	 * claim so that shmpoold can finish the operation of a process
-	 * killed in the middle of it: position (low 32 bits) << 32 |
-	 * consumer << 31 | count; 0 for nothing. */
+	/* What the owner is claiming on the ring to put, written before
+	 * each claim so that shmpoold can finish the put of a process
+	 * killed in the middle of it: position (low 32 bits) << 32 | count;
+	 * 0 for nothing. */
 	uint64_t ring_op;
 	uint64_t reserved1;
 
