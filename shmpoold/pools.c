@@ -611,6 +611,7 @@ pool_live_slots(struct pool *p)
 {
 	unsigned int n = 0;
 	uint32_t i;
+	int ret;
 
 	if (!pool_intact(p))
 		return 0;
@@ -620,8 +621,11 @@ pool_live_slots(struct pool *p)
 
 		if (pid == 0)
 			continue;
-		if (pid < 0 || (seg_proc_start_time(pid, &t) == 0 &&
-				(st == 0 || t == st)))
+		/* Live unless known gone: a /proc that cannot be read now
+		 * counts the slot in (destroy must not think it idle). */
+		ret = seg_proc_start_time(pid, &t);
+		if (pid < 0 || (ret < 0 && ret != -ENOENT && ret != -ESRCH) ||
+		    (ret == 0 && (st == 0 || t == st)))
 			n++;
 	}
 	return n;

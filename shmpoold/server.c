@@ -228,7 +228,7 @@ server_accept(void)
 	socklen_t len = sizeof(cred);
 	struct client *c, *o;
 	unsigned int same_uid = 0;
-	int fd;
+	int fd, ret;
 
 	fd = accept4(listen_tag.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0) {
@@ -274,8 +274,14 @@ server_accept(void)
 		free(c);
 		return;
 	}
-	if (seg_proc_start_time(cred.pid, &c->who.start_time) < 0) {
-		/* Gone already. */
+	ret = seg_proc_start_time(cred.pid, &c->who.start_time);
+	if (ret < 0) {
+		/* Gone already, or no descriptor left to tell: say so. */
+		if (ret != -ENOENT && ret != -ESRCH)
+			log_msg(LOG_WARNING, "connection of pid %ld dropped: "
+				"cannot read its /proc/%ld/stat: %s",
+				(long)cred.pid, (long)cred.pid,
+				strerror(-ret));
 		close(fd);
 		free(c->who.groups);
 		free(c);

@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "segment-internal.h"
@@ -402,6 +403,262 @@ START_TEST(test_largest_cache)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/*
+ * A flush request the ring has no room for.  Only a double put can fill
+ * the ring past what a flush needs; the cache then keeps its objects and a
+ * get of n <= len is served from it as a hit.  A get of n > len goes on as
+ * a miss of a cache holding len; to see it fail, the ring must hold fewer
+ * than n - len references while having no room, which takes holes (what
+ * shmpoold's ring_repair() leaves of a put killed in the middle; made here
+ * by hand).
+ */
+
+#define NR_OBJS		16	/* the pool, and entries in its ring */
+#define NR_CACHE	8	/* cache size; flush threshold 12 */
+#define NR_GUARD	((void *)0x5a5a5a5a5a5a5a5aULL)
+
+/* A copy of the whole segment, to compare with it after a call. */
+struct seg_copy {
+	char *mem;
+	size_t len;
+};
+
+static struct seg_copy
+seg_snap(struct shmpool *pool)
+{
+	struct pool_handle *h = pool_handle(pool);
+	struct seg_copy s = { malloc(h->map_size), h->map_size };
+
+	ck_assert_ptr_nonnull(s.mem);
+	memcpy(s.mem, h->hdr, s.len);
+	return s;
+}
+
+/* The same field of the copy as p is of the segment. */
+#define SNAP_AT(s, pool, p)						\
+	((__typeof__(p))((s).mem + ((const char *)(p) -		\
+		(const char *)pool_handle(pool)->hdr)))
+
+/* The segment must be byte for byte the copy (patched by the caller with
+ * what the call was to change). */
+static void
+seg_same(struct shmpool *pool, struct seg_copy *s, const char *what)
+{
+	const char *now = (const char *)pool_handle(pool)->hdr;
+	size_t i;
+
+	for (i = 0; i < s->len; i++)
+		ck_assert_msg(now[i] == s->mem[i], "%s: segment byte %zu "
+			"(of %zu) changed from 0x%02x to 0x%02x", what, i,
+			s->len, (unsigned char)s->mem[i],
+			(unsigned char)now[i]);
+	free(s->mem);
+	s->mem = NULL;
+}
+
+/* Claim m positions and make holes of them, as ring_repair() does. */
+static void
+make_holes(struct shmpool *pool, unsigned int m)
+{
+	const struct ring_view *v = &pool_handle(pool)->ring;
+	uint64_t pos = uatomic_read(&v->r->prod_head), q;
+
+	ck_assert_uint_le(pos + m - uatomic_read(&v->r->cons_head), v->size);
+	ck_assert(ring_claim(&v->r->prod_head, &pos, m));
+	for (q = pos; q < pos + m; q++)
+		v->ents[(uint32_t)q & v->mask] = ring_ent((uint32_t)q + 2, 0);
+	uatomic_add(&v->r->holes, m);
+}
+
+/* Under stats: the cache's success and failure counters moved so. */
+static void
+check_get_counts(struct shmpool *pool, const struct shmpool_stats *before,
+		uint64_t ok_bulk, uint64_t ok_objs, uint64_t fail_bulk,
+		uint64_t fail_objs)
+{
+#if SHMPOOL_STATS
+	struct shmpool_stats st;
+
+	ck_assert_int_eq(shmpool_stats_read(pool,
+		shmpool_cache_slot(shmpool_default_cache(pool)), &st), 0);
+	ck_assert_uint_eq(st.get_success_bulk,
+		before->get_success_bulk + ok_bulk);
+	ck_assert_uint_eq(st.get_success_objs,
+		before->get_success_objs + ok_objs);
+	ck_assert_uint_eq(st.get_fail_bulk, before->get_fail_bulk + fail_bulk);
+	ck_assert_uint_eq(st.get_fail_objs, before->get_fail_objs + fail_objs);
+	ck_assert_uint_eq(st.put_common_pool_bulk,
+		before->put_common_pool_bulk);
+	ck_assert_uint_eq(st.get_common_pool_bulk,
+		before->get_common_pool_bulk);
+#else
+	(void)pool;
+	(void)before;
+	(void)ok_bulk;
+	(void)ok_objs;
+	(void)fail_bulk;
+	(void)fail_objs;
+#endif
+}
+
+START_TEST(test_flush_request_no_room)
+{
+	struct shmpool_stats before;
+	const struct ring_view *v;
+	struct shmpool_cache *c, *sc;
+	struct seg_copy snap;
+	struct shmpool *pool;
+	void *a[4], *b[NR_OBJS], *x[NR_OBJS + 4];
+	unsigned int i;
+	int slot;
+
+	tu_create("noroom", NR_OBJS, 64, NR_CACHE, 4);
+	pool = tu_attach("noroom", -1);
+	c = shmpool_default_cache(pool);
+	slot = shmpool_cache_slot(c);
+	v = &pool_handle(pool)->ring;
+	ck_assert_uint_eq(c->size, NR_CACHE);
+	ck_assert_uint_eq(c->flushthresh, 12);
+	ck_assert_uint_eq(v->size, NR_OBJS);
+
+	/* Objects 0..3 from the ring, into the cache (len 4), and put a
+	 * second time straight to the ring: 16 references in the ring (the
+	 * ring is full: objects 4..15, then 0..3), 4 in the cache. */
+	ck_assert_int_eq(shmpool_generic_get(pool, a, 4, NULL), 0);
+	assert_objs(pool, a, 4, 0);
+	ck_assert_int_eq(shmpool_put_bulk(pool, a, 4), 0);
+	ck_assert_uint_eq(c->len, 4);
+	ck_assert_int_eq(shmpool_generic_put(pool, a, 4, NULL), 0);
+	ck_assert_uint_eq(uatomic_read(&v->r->cons_head), 4);
+	ck_assert_uint_eq(uatomic_read(&v->r->prod_head), NR_OBJS + 4);
+	ck_assert_uint_eq(ring_objs(pool), NR_OBJS);
+	/* Nothing fits: a flush now fails and keeps the 4. */
+	ck_assert_int_eq(shmpool_cache_flush(c), -ENOSPC);
+	ck_assert_uint_eq(c->len, 4);
+	ck_assert_uint_eq(c->ring_op, 0);
+	for (i = 0; i < 4; i++)
+		ck_assert_uint_eq(c->objs[i],
+			(uint64_t)((char *)a[i] - pool->objbase));
+
+	/* 1. A get of 3 of the 4 with a flush request: served from the
+	 * cache, its top 3 in order (objects 1, 2, 3), the request taken;
+	 * not a byte of the segment changes but the length, the request and
+	 * the counters of a hit, and nothing is written in x past 3. */
+	ck_assert_int_eq(shmpool_stats_read(pool, slot, &before), 0);
+	for (i = 0; i < NR_OBJS + 4; i++)
+		x[i] = NR_GUARD;
+	c->flush_req = 1;
+	snap = seg_snap(pool);
+	sc = SNAP_AT(snap, pool, c);
+	sc->len = 1;
+	sc->flush_req = 0;
+#if SHMPOOL_STATS
+	sc->get_success_bulk += 1;
+	sc->get_success_objs_over += 2;
+#endif
+	ck_assert_int_eq(shmpool_get_bulk(pool, x, 3), 0);
+	assert_objs(pool, x, 3, 1);
+	for (i = 3; i < NR_OBJS + 4; i++)
+		ck_assert_ptr_eq(x[i], NR_GUARD);
+	ck_assert_uint_eq(c->len, 1);
+	ck_assert_uint_eq(c->flush_req, 0);
+	seg_same(pool, &snap, "get of 3 of 4, no room to flush");
+	check_get_counts(pool, &before, 1, 3, 0, 0);
+
+	/* Empty the ring of references, keeping it without room: take its
+	 * 16 (objects 4..15, 0..3) and fill its 16 free positions with
+	 * holes.  Cache: object 0 alone. */
+	ck_assert_int_eq(shmpool_generic_get(pool, b, NR_OBJS, NULL), 0);
+	assert_objs(pool, b, NR_OBJS - 4, 4);
+	assert_objs(pool, b + NR_OBJS - 4, 4, 0);
+	make_holes(pool, NR_OBJS);
+	ck_assert_uint_eq(uatomic_read(&v->r->cons_head), NR_OBJS + 4);
+	ck_assert_uint_eq(uatomic_read(&v->r->prod_head), 2 * NR_OBJS + 4);
+	ck_assert_uint_eq(uatomic_read(&v->r->holes), NR_OBJS);
+	ck_assert_uint_eq(ring_objs(pool), 0);
+	ck_assert_int_eq(shmpool_cache_flush(c), -ENOSPC);
+	ck_assert_uint_eq(c->len, 1);
+
+	/* 2. A get of 2 > len 1 (<= the size: a refill of 8 + 2 - 1 = 9,
+	 * then of 1): the ring has none, -ENOENT.  The cache may have been
+	 * written where the refill goes, objs[1 .. 10), and nowhere else;
+	 * the length, the ring and the caller's array past 2 are as they
+	 * were. */
+	ck_assert_int_eq(shmpool_stats_read(pool, slot, &before), 0);
+	for (i = 0; i < NR_OBJS + 4; i++)
+		x[i] = NR_GUARD;
+	c->flush_req = 1;
+	snap = seg_snap(pool);
+	sc = SNAP_AT(snap, pool, c);
+	sc->flush_req = 0;
+#if SHMPOOL_STATS
+	sc->get_fail_bulk += 1;
+	sc->get_fail_objs += 2;
+#endif
+	ck_assert_int_eq(shmpool_get_bulk(pool, x, 2), -ENOENT);
+	memcpy(&sc->objs[1], &c->objs[1], (NR_CACHE + 2 - 1) *
+		sizeof(c->objs[0]));
+	for (i = 2; i < NR_OBJS + 4; i++)
+		ck_assert_ptr_eq(x[i], NR_GUARD);
+	ck_assert_uint_eq(c->len, 1);
+	ck_assert_uint_eq(c->flush_req, 0);
+	ck_assert_uint_eq(c->objs[0],
+		(uint64_t)((char *)a[0] - pool->objbase));
+	seg_same(pool, &snap, "get of 2 > len 1, no room to flush");
+	check_get_counts(pool, &before, 0, 0, 1, 2);
+
+	/* 3. A get of 12 > the size (the bypass: 12 from the ring, then 11
+	 * and the cache's 1): -ENOENT, the segment unchanged but for the
+	 * request and the counters, nothing written in x past 12. */
+	ck_assert_int_eq(shmpool_stats_read(pool, slot, &before), 0);
+	for (i = 0; i < NR_OBJS + 4; i++)
+		x[i] = NR_GUARD;
+	c->flush_req = 1;
+	snap = seg_snap(pool);
+	sc = SNAP_AT(snap, pool, c);
+	sc->flush_req = 0;
+#if SHMPOOL_STATS
+	sc->get_fail_bulk += 1;
+	sc->get_fail_objs += 12;
+#endif
+	ck_assert_int_eq(shmpool_get_bulk(pool, x, 12), -ENOENT);
+	for (i = 12; i < NR_OBJS + 4; i++)
+		ck_assert_ptr_eq(x[i], NR_GUARD);
+	ck_assert_uint_eq(c->len, 1);
+	seg_same(pool, &snap, "get of 12 > size, no room to flush");
+	check_get_counts(pool, &before, 0, 0, 1, 12);
+
+	/* 4. A get of exactly len (1): served from the cache (object 0);
+	 * the cache is empty after. */
+	ck_assert_int_eq(shmpool_stats_read(pool, slot, &before), 0);
+	for (i = 0; i < NR_OBJS + 4; i++)
+		x[i] = NR_GUARD;
+	c->flush_req = 1;
+	snap = seg_snap(pool);
+	sc = SNAP_AT(snap, pool, c);
+	sc->len = 0;
+	sc->flush_req = 0;
+#if SHMPOOL_STATS
+	sc->get_success_bulk += 1;
+#endif
+	ck_assert_int_eq(shmpool_get(pool, x), 0);
+	assert_objs(pool, x, 1, 0);
+	for (i = 1; i < NR_OBJS + 4; i++)
+		ck_assert_ptr_eq(x[i], NR_GUARD);
+	ck_assert_uint_eq(c->len, 0);
+	seg_same(pool, &snap, "get of len 1, no room to flush");
+	check_get_counts(pool, &before, 1, 1, 0, 0);
+
+	/* The ring: 16 holes, untouched by the failed gets. */
+	ck_assert_uint_eq(uatomic_read(&v->r->holes), NR_OBJS);
+	ck_assert_uint_eq(uatomic_read(&v->r->cons_head), NR_OBJS + 4);
+	ck_assert_uint_eq(shmpool_avail_count(pool), 0);
+	/* Nothing cached: detach has nothing to flush. */
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+}
+END_TEST
+
 static Suite *
 cache_suite(void)
 {
@@ -418,6 +675,7 @@ cache_suite(void)
 	tcase_add_test(tc, test_claimed_cache);
 	tcase_add_test(tc, test_largest_cache);
 	tcase_add_test(tc, test_flush_request);
+	tcase_add_test(tc, test_flush_request_no_room);
 	suite_add_tcase(s, tc);
 	return s;
 }

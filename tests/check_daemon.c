@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -359,6 +360,9 @@ d_init(struct daemon *d, const char *name)
 	ck_assert_int_eq(setenv("SHMPOOL_SOCKET", d->sock, 1), 0);
 }
 
+/* RLIMIT_NOFILE of the daemons spawned while set (test 14). */
+static const struct rlimit *spawn_nofile;
+
 /* Run shmpoold with args (NULL-terminated), stderr appended to err. */
 static pid_t
 spawn(const char *err, const char *const *args)
@@ -381,6 +385,9 @@ spawn(const char *err, const char *const *args)
 		die_with_parent(parent);
 		if (fd < 0 || null < 0 || dup2(fd, 2) < 0 || dup2(null, 0) < 0)
 			_exit(126);
+		if (spawn_nofile != NULL &&
+		    setrlimit(RLIMIT_NOFILE, spawn_nofile) < 0)
+			_exit(125);
 		execv(argv[0], (char *const *)argv);
 		dprintf(2, "exec %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
@@ -2324,12 +2331,642 @@ START_TEST(test_connection_cap)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* 12. Scans counted, with a pool of their own: pools_scan() clears a
+ * stalled ring's flag (then repairs that ring, which changes nothing in a
+ * pool nobody uses), so a flag set by hand and seen cleared is one scan;
+ * the pools are scanned in the order they were created, so a later pool's
+ * flag cleared is also every earlier pool's turn of that scan done. */
+
+struct ticker {
+	void *map;
+	size_t len;
+	struct ring *r;		/* the ticking pool's ring */
+};
+
+/* Map pool name of d (made by the caller, after the pools it watches). */
+static struct ticker
+ticker_open(const struct daemon *d, const char *name)
+{
+	struct ticker t;
+	char path[400];
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/shmpool.%s", d->dir, name);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	t.len = (size_t)st.st_size;
+	t.map = mmap(NULL, t.len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ck_assert_ptr_ne(t.map, MAP_FAILED);
+	close(fd);
+	t.r = (struct ring *)((char *)t.map +
+		((struct seg_hdr *)t.map)->ring_off);
+	return t;
+}
+
+static void
+ticker_close(struct ticker *t)
+{
+	munmap(t->map, t->len);
+}
+
+/* Until k more scans of d are over (each within secs). */
+static void
+await_scans(const struct daemon *d, const struct ticker *t, int k,
+		double secs)
+{
+	int i;
+
+	for (i = 0; i < k; i++) {
+		double deadline = now() + secs;
+
+		uatomic_set(&t->r->stalled, 1);
+		while (uatomic_read(&t->r->stalled) != 0) {
+			ck_assert_msg(now() < deadline, "scan %d of %d not "
+				"seen within %.1f s; stderr:\n%s", i + 1, k,
+				secs, slurp(d->err));
+			usleep(1000);
+		}
+	}
+}
+
+/* Occurrences of s in d's stderr. */
+static int
+count_logged(const struct daemon *d, const char *s)
+{
+	const char *p = slurp(d->err);
+	int n = 0;
+
+	while ((p = strstr(p, s)) != NULL) {
+		n++;
+		p++;
+	}
+	return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* 13. A dead put's positions covered by a live put's stale record for
+ * longer than the scans after the death: once the record is gone, the
+ * get that waits for them marks the ring stalled, and the next scan
+ * makes holes of them. */
+
+#define SR_OBJS		1024	/* in the pool, and entries in its ring */
+#define SR_PUT		8	/* positions the killed put claimed */
+#define SR_SCANS	(REPAIR_SCANS_SEEN + 2)
+/* shmpoold's REPAIR_SCANS (shmpoold.h, not included here). */
+#define REPAIR_SCANS_SEEN	20
+#define SR_STALL_SECS	2.0	/* until the stalled get has its answer */
+
+struct stale_arg {
+	struct pipes p;
+	uint64_t pos;		/* the killed put's first position */
+};
+
+/*
+ * L: attach, write the record of a put of SR_PUT from pos (as a put whose
+ * claim lost to another leaves it when stopped just then), report; on 'c'
+ * clear it and say so; on end of file detach.
+ */
+static int
+stale_record_worker(void *arg)
+{
+	struct stale_arg *a = arg;
+	struct shmpool_cache *c;
+	struct shmpool *pool;
+	char cmd;
+	int slot;
+
+	close(a->p.ready[0]);
+	close(a->p.go[1]);
+	if (shmpool_attach("p", NULL, &pool) != 0)
+		return 10;
+	c = shmpool_default_cache(pool);
+	if (c->size != 0 || uatomic_read(&c->ring_op) != 0)
+		return 11;
+	uatomic_set(&c->ring_op, RING_OP(a->pos, SR_PUT));
+	cmm_smp_mb();
+	slot = shmpool_cache_slot(c);
+	if (write(a->p.ready[1], &slot, sizeof(slot)) != sizeof(slot))
+		return 12;
+	if (read(a->p.go[0], &cmd, 1) != 1 || cmd != 'c')
+		return 13;
+	uatomic_set(&c->ring_op, 0);
+	cmm_smp_mb();
+	if (write(a->p.ready[1], "k", 1) != 1)
+		return 14;
+	/* Alive until the parent closes the pipe. */
+	if (read(a->p.go[0], &cmd, 1) != 0)
+		return 15;
+	return shmpool_detach(pool) == 0 ? 0 : 16;
+}
+
+/*
+ * D: take SR_PUT objects, then put them back as ring_put() does, by hand,
+ * up to its claim: the record, the claim of SR_PUT positions at a->pos,
+ * no writes.  Then report the slot and wait to be killed.
+ */
+static int
+claim_killed_worker(void *arg)
+{
+	struct stale_arg *a = arg;
+	struct shmpool_cache *c;
+	struct shmpool *pool;
+	struct ring_view *v;
+	void *objs[SR_PUT];
+	uint64_t pos;
+	int slot;
+
+	close(a->p.ready[0]);
+	close(a->p.go[1]);
+	if (shmpool_attach("p", NULL, &pool) != 0)
+		return 10;
+	c = shmpool_default_cache(pool);
+	if (c->size != 0 || shmpool_get_bulk(pool, objs, SR_PUT) != 0)
+		return 11;
+	v = &pool_handle(pool)->ring;
+	pos = uatomic_read(&v->r->prod_head);
+	if (pos != a->pos ||
+	    pos + SR_PUT - uatomic_read(&v->r->cons_head) > v->size)
+		return 12;
+	uatomic_set(&c->ring_op, RING_OP(pos, SR_PUT));
+	if (!ring_claim(&v->r->prod_head, &pos, SR_PUT))
+		return 13;
+	cmm_smp_mb();
+	slot = shmpool_cache_slot(c);
+	if (write(a->p.ready[1], &slot, sizeof(slot)) != sizeof(slot))
+		return 14;
+	for (;;)
+		pause();
+}
+
+START_TEST(test_stalled_repair)
+{
+	static void *objs[SR_OBJS];
+	uint64_t ents[SR_PUT], pos;
+	struct stale_arg al, ad;
+	struct pipes pb;
+	const struct ring_view *ring;
+	const struct seg_slot *slots;
+	struct shmpool *pool;
+	struct ticker tick;
+	struct daemon d;
+	char log[256], c;
+	const char *r;
+	pid_t l, dd, b, pid;
+	int slot_l, slot_d, slot_b, status, ret, i, n;
+	double t0, dt;
+
+	d_init(&d, "stalledrepair");
+	d_start(&d);
+	ck_assert_prefix(ask(&d, "create name=p objects=1024 object-size=64 "
+		"cache=0"), "shmpool/1 ok name=p ");
+	/* After p: its turn in a scan comes first. */
+	ck_assert_prefix(ask(&d, "create name=tick objects=16 object-size=64 "
+		"cache=0"), "shmpool/1 ok name=tick ");
+	tick = ticker_open(&d, "tick");
+
+	pool = attach_cache("p", 0);
+	ring = &pool_handle(pool)->ring;
+	slots = pool_handle(pool)->slots;
+	ck_assert_uint_eq(ring->size, SR_OBJS);
+	pos = uatomic_read(&ring->r->prod_head);
+	ck_assert_uint_eq(pos, SR_OBJS);
+
+	/* L: the record of a put of positions pos .. pos + 7, and no claim. */
+	memset(&al, 0, sizeof(al));
+	pipes_open(&al.p);
+	al.pos = pos;
+	l = fork_worker(stale_record_worker, &al);
+	close(al.p.ready[1]);
+	close(al.p.go[0]);
+	slot_l = await_ready(&al.p);
+	ck_assert_uint_eq(uatomic_read(&slots[slot_l].cache.ring_op),
+		RING_OP(pos, SR_PUT));
+
+	/* D: 8 taken, the same 8 positions claimed, none written. */
+	memset(&ad, 0, sizeof(ad));
+	pipes_open(&ad.p);
+	ad.pos = pos;
+	dd = fork_worker(claim_killed_worker, &ad);
+	close(ad.p.ready[1]);
+	close(ad.p.go[0]);
+	slot_d = await_ready(&ad.p);
+	ck_assert_int_ne(slot_d, slot_l);
+	ck_assert_uint_eq(slots_in_use(pool), 3);
+	ck_assert_uint_eq(uatomic_read(&ring->r->cons_head), SR_PUT);
+	ck_assert_uint_eq(uatomic_read(&ring->r->prod_head), SR_OBJS + SR_PUT);
+	ck_assert_uint_eq(uatomic_read(&slots[slot_d].cache.ring_op),
+		RING_OP(pos, SR_PUT));
+
+	/* The parent takes all that is written: the ring then holds only
+	 * D's 8 unwritten positions, their entries still those of the lap
+	 * before (positions 0 .. 7: sequences 1 .. 8). */
+	ck_assert_int_eq(shmpool_generic_get(pool, objs, SR_OBJS - SR_PUT,
+		NULL), 0);
+	ck_assert_uint_eq(uatomic_read(&ring->r->cons_head), SR_OBJS);
+	for (i = 0; i < SR_PUT; i++) {
+		ents[i] = uatomic_read(&ring->ents[(pos + i) & ring->mask]);
+		ck_assert_uint_eq(ring_ent_seq(ents[i]), (uint32_t)i + 1);
+	}
+
+	/* kill -9 of D: its slot is reclaimed, its record cleared; L's
+	 * record still covers the 8. */
+	t0 = now();
+	ck_assert_int_eq(kill(dd, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(dd, &status, 0), dd);
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	while ((n = (int)slots_in_use(pool)) != 2) {
+		ck_assert_msg(now() - t0 < RECLAIM_SECS, "%d slots in use "
+			"%.0f s after the kill, expected 2", n, RECLAIM_SECS);
+		usleep(1000);
+	}
+	snprintf(log, sizeof(log), "shmpoold: pool 'p': slot %d of pid %ld "
+		"reclaimed (process exited), 0 cached objects back in the "
+		"ring\n", slot_d, (long)dd);
+	await_stderr(&d, log, RECLAIM_SECS);
+	ck_assert_uint_eq(uatomic_read(&slots[slot_d].cache.ring_op), 0);
+
+	/* Every one of the scans that repair after the death, and two
+	 * more (the first counted may have begun before the reclaim, if a
+	 * scan did it): no hole while L's record covers the positions. */
+	for (i = 0; i < SR_SCANS; i++) {
+		int k;
+
+		await_scans(&d, &tick, 1, 1.0);
+		ck_assert_msg(uatomic_read(&ring->r->holes) == 0, "%llu holes "
+			"after scan %d, with a live record over them",
+			(unsigned long long)uatomic_read(&ring->r->holes),
+			i + 1);
+		for (k = 0; k < SR_PUT; k++)
+			ck_assert_uint_eq(uatomic_read(&ring->ents[(pos + k) &
+				ring->mask]), ents[k]);
+	}
+	dt = now() - t0;
+	ck_assert_uint_eq(uatomic_read(&slots[slot_l].cache.ring_op),
+		RING_OP(pos, SR_PUT));
+	ck_assert_int_eq(count_logged(&d, "positions it had claimed are "
+		"skipped"), 0);
+	printf("stale record: %d scans in %.2f s after the kill, no hole\n",
+		SR_SCANS, dt);
+
+	/* L clears its record and lives on.  No repair is due any more:
+	 * three more scans leave the positions alone. */
+	ck_assert_int_eq(write(al.p.go[1], "c", 1), 1);
+	ck_assert_int_eq(read(al.p.ready[0], &c, 1), 1);
+	ck_assert_int_eq(c, 'k');
+	ck_assert_uint_eq(uatomic_read(&slots[slot_l].cache.ring_op), 0);
+	await_scans(&d, &tick, 3, 1.0);
+	ck_assert_uint_eq(uatomic_read(&ring->r->holes), 0);
+	ck_assert_int_eq(count_logged(&d, "positions it had claimed are "
+		"skipped"), 0);
+	ck_assert_int_eq(waitpid(l, &status, WNOHANG), 0);
+
+	/* B: a get of 1 reaches the first of the 8, waits, marks the ring
+	 * stalled; the next scan makes holes of the 8; B steps over them
+	 * and finds the ring empty. */
+	pipes_open(&pb);
+	b = fork_worker(blocked_getter, &pb);
+	close(pb.ready[1]);
+	close(pb.go[0]);
+	slot_b = await_ready(&pb);
+	ck_assert_int_ne(slot_b, slot_l);
+	ck_assert_uint_eq(slots_in_use(pool), 3);
+	ck_assert_int_eq(write(pb.go[1], "g", 1), 1);
+	t0 = now();
+	while ((pid = waitpid(b, &status, WNOHANG)) == 0) {
+		if (now() - t0 > SR_STALL_SECS) {
+			kill(b, SIGKILL);
+			waitpid(b, &status, 0);
+			ck_abort_msg("the get behind the unwritten positions "
+				"still waits after %.0f s (holes %llu, stalled "
+				"%u); stderr:\n%s", SR_STALL_SECS,
+				(unsigned long long)uatomic_read(
+				&ring->r->holes),
+				uatomic_read(&ring->r->stalled),
+				slurp(d.err));
+		}
+		usleep(100);
+	}
+	dt = now() - t0;
+	ck_assert_int_eq(pid, b);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		"the waiting worker ended with status 0x%x", status);
+	ck_assert_int_eq(read(pb.ready[0], &ret, sizeof(ret)), sizeof(ret));
+	ck_assert_int_eq(ret, -ENOENT);
+	printf("get behind a dead put's positions, stale record gone: "
+		"stalled, repaired, answered in %.1f ms\n", dt * 1e3);
+	ck_assert_double_lt(dt, SR_STALL_SECS);
+
+	/* The 8 are holes, not stepped over (B's get failed). */
+	ck_assert_uint_eq(uatomic_read(&ring->r->holes), SR_PUT);
+	ck_assert_uint_eq(uatomic_read(&ring->r->cons_head), SR_OBJS);
+	ck_assert_uint_eq(uatomic_read(&ring->r->prod_head), SR_OBJS + SR_PUT);
+	for (i = 0; i < SR_PUT; i++)
+		ck_assert_uint_eq(uatomic_read(&ring->ents[(pos + i) &
+			ring->mask]), ring_ent((uint32_t)(pos + i) + 2, 0));
+	snprintf(log, sizeof(log), "shmpoold: pool 'p': a process died in "
+		"the middle of a put to the ring; %d positions it had claimed "
+		"are skipped (their objects are lost with it)\n", SR_PUT);
+	await_stderr(&d, log, RECLAIM_SECS);
+	ck_assert_int_eq(count_logged(&d, "positions it had claimed are "
+		"skipped"), 1);
+	ck_assert_uint_eq(shmpool_avail_count(pool), 0);
+
+	/* L detaches; the parent's 1016 go back, and a get of them all
+	 * steps over the holes. */
+	close(al.p.go[1]);
+	tu_wait_children(&l, 1, 5);
+	ck_assert_uint_eq(slots_in_use(pool), 1);
+	ck_assert_int_eq(shmpool_generic_put(pool, objs, SR_OBJS - SR_PUT,
+		NULL), 0);
+	ck_assert_uint_eq(shmpool_avail_count(pool), SR_OBJS - SR_PUT);
+	ck_assert_int_eq(shmpool_generic_get(pool, objs, SR_OBJS - SR_PUT,
+		NULL), 0);
+	ck_assert_uint_eq(uatomic_read(&ring->r->holes), 0);
+	ck_assert_int_eq(shmpool_generic_put(pool, objs, SR_OBJS - SR_PUT,
+		NULL), 0);
+	check_all_in_ring(pool, SR_OBJS - SR_PUT);
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+	r = ask(&d, "info name=p");
+	ck_assert_kv_u(r, "slots-in-use", 0);
+	ck_assert_kv_u(r, "avail", SR_OBJS - SR_PUT);
+	ck_assert_kv_u(r, "in-use", SR_PUT);
+	ck_assert_int_eq(count_logged(&d, "positions it had claimed are "
+		"skipped"), 1);
+	ticker_close(&tick);
+	close(al.p.ready[0]);
+	close(ad.p.ready[0]);
+	close(ad.p.go[1]);
+	close(pb.ready[0]);
+	close(pb.go[1]);
+	d_finish(&d);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/*
+ * 14. A daemon out of descriptors cannot read /proc/PID/stat: that says
+ * nothing of the process, whose slot stays claimed until a later scan
+ * can tell.  Workers attach by path, so that the daemon's scan must watch
+ * each (a pidfd, kept, and a /proc read); the limit lets some watches in
+ * and leaves exactly one descriptor free, so that for the others the
+ * pidfd opens and the read of /proc fails with EMFILE, at every scan.
+ *
+ * The limit, 20, is low enough for that with a handful of workers and
+ * leaves the daemon room to start, create and serve before and after.
+ * While the workers live it cannot serve: with its last descriptor taken
+ * by accept(), its read of the peer's /proc/PID/stat fails and it closes
+ * the connection unanswered (a client sees ECONNRESET).  So nothing is
+ * asked of it then; the pools are looked at through their segments, and
+ * its scans counted with a pool of their own (await_scans()).
+ */
+
+#define FD_LIMIT	20	/* the daemon's RLIMIT_NOFILE, soft and hard */
+#define FD_SOFT		12	/* soft limit it is started with */
+#define FD_CACHE	16	/* each worker's cache */
+#define FD_CACHED	24	/* objects in it: refill of 16 + 8, 8 back */
+#define FD_HOLD_SCANS	10
+#define FD_MAX_WORKERS	40
+
+/*
+ * The daemon's open descriptors below FD_LIMIT, from /proc/PID/fd: the
+ * limit bounds a new descriptor's number, not how many are open, and it
+ * may have inherited some above (from whoever started the tests).
+ */
+static int
+fd_count(pid_t pid)
+{
+	struct dirent *de;
+	char path[64];
+	int n = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%ld/fd", (long)pid);
+	dir = opendir(path);
+	ck_assert_msg(dir != NULL, "%s: %s", path, strerror(errno));
+	while ((de = readdir(dir)) != NULL)
+		if (de->d_name[0] >= '0' && de->d_name[0] <= '9' &&
+		    atoi(de->d_name) < FD_LIMIT)
+			n++;
+	closedir(dir);
+	return n;
+}
+
+/* "Max open files" of /proc/PID/limits: soft and hard. */
+static void
+nofile_limits(pid_t pid, long *soft, long *hard)
+{
+	char path[64];
+	const char *p;
+
+	snprintf(path, sizeof(path), "/proc/%ld/limits", (long)pid);
+	p = strstr(slurp(path), "Max open files");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(sscanf(p + strlen("Max open files"), "%ld %ld",
+		soft, hard), 2);
+}
+
+/* Until d's open descriptors are want (within secs). */
+static void
+await_fd_count(const struct daemon *d, int want, double secs)
+{
+	double deadline = now() + secs;
+	int n;
+
+	while ((n = fd_count(d->pid)) != want) {
+		ck_assert_msg(now() < deadline, "shmpoold has %d descriptors "
+			"open after %.1f s, expected %d", n, secs, want);
+		usleep(1000);
+	}
+}
+
+static const char *fd_seg;	/* the segment the workers map */
+
+/* Attach by path (no daemon: its scan finds the slot), fill the cache. */
+static int
+path_worker(void *arg)
+{
+	struct shmpool_attach_opts o = {
+		.path = fd_seg,
+		.flags = SHMPOOL_ATTACH_CACHE_SIZE,
+		.cache_size = FD_CACHE,
+	};
+	struct pipes *p = arg;
+	struct shmpool *pool;
+	void *objs[8];
+
+	if (shmpool_attach("q", &o, &pool) != 0)
+		return 10;
+	if (shmpool_get_bulk(pool, objs, 8) != 0 ||
+	    shmpool_put_bulk(pool, objs, 8) != 0 ||
+	    shmpool_default_cache(pool)->len != FD_CACHED)
+		return 11;
+	/* Killed while waiting here. */
+	report_and_wait(p, pool);
+	return 12;
+}
+
+START_TEST(test_unreadable_proc_keeps_slot)
+{
+	static const struct rlimit lim = { FD_SOFT, FD_LIMIT };
+	struct pipes pw[FD_MAX_WORKERS];
+	pid_t pids[FD_MAX_WORKERS];
+	int slot[FD_MAX_WORKERS];
+	uint64_t start[FD_MAX_WORKERS];
+	const struct seg_slot *slots;
+	const struct seg_hdr *hdr;
+	struct ticker q, tick;
+	struct daemon d;
+	char path[400], log[256];
+	const char *r;
+	long soft, hard;
+	int base, nw, watched, i, k, n, status;
+	double t0, dt;
+
+	if (geteuid() != 0) {
+		printf("SKIP: descriptor limit test reads the daemon's /proc "
+			"as root\n");
+		return;
+	}
+	d_init(&d, "fdlimit");
+	spawn_nofile = &lim;
+	d_start(&d);
+	spawn_nofile = NULL;
+	/* It raised its soft limit to the hard one. */
+	nofile_limits(d.pid, &soft, &hard);
+	ck_assert_int_eq(soft, FD_LIMIT);
+	ck_assert_int_eq(hard, FD_LIMIT);
+	ck_assert_prefix(ask(&d, "create name=q objects=1024 object-size=64 "
+		"cache=0"), "shmpool/1 ok name=q ");
+	ck_assert_prefix(ask(&d, "create name=tick objects=16 object-size=64 "
+		"cache=0"), "shmpool/1 ok name=tick ");
+	snprintf(path, sizeof(path), "%s/shmpool.q", d.dir);
+	fd_seg = path;
+	q = ticker_open(&d, "q");
+	tick = ticker_open(&d, "tick");
+	hdr = q.map;
+	slots = (const struct seg_slot *)((const char *)q.map +
+		hdr->slots_off);
+	ck_assert_uint_eq(hdr->slot_size, sizeof(struct seg_slot));
+
+	/* What it holds open with no client and no process to watch (the
+	 * last connection is closed by the scans): the descriptors below
+	 * FD_LIMIT left free are those it can open. */
+	await_scans(&d, &tick, 2, 1.0);
+	base = fd_count(d.pid);
+	ck_assert_int_le(base, FD_LIMIT - 3);
+	/* A watch takes a pidfd, and a /proc read one more for a moment:
+	 * FD_LIMIT - base - 1 watches fit; three workers more than that
+	 * find /proc unreadable at every scan. */
+	watched = FD_LIMIT - base - 1;
+	nw = watched + 3;
+	ck_assert_int_le(nw, FD_MAX_WORKERS);
+	ck_assert_int_le(nw, (int)hdr->nb_slots);
+
+	for (i = 0; i < nw; i++) {
+		pipes_open(&pw[i]);
+		pids[i] = fork_worker(path_worker, &pw[i]);
+		close(pw[i].ready[1]);
+		close(pw[i].go[0]);
+		slot[i] = await_ready(&pw[i]);
+		ck_assert_int_eq(slot[i], i);
+		start[i] = uatomic_read(&slots[i].start_time);
+		ck_assert_uint_ne(start[i], 0);
+	}
+	await_stderr(&d, "cannot read /proc/", 2);
+	await_stderr(&d, "/stat: Too many open files; its slots are looked "
+		"at again later", 2);
+	/* As many watched as fit: every descriptor but one taken. */
+	await_fd_count(&d, FD_LIMIT - 1, 2);
+
+	/* FD_HOLD_SCANS scans: every slot as it was, its cache whole. */
+	t0 = now();
+	for (k = 0; k < FD_HOLD_SCANS; k++) {
+		await_scans(&d, &tick, 1, 1.0);
+		for (i = 0; i < nw; i++) {
+			ck_assert_msg(uatomic_read(&slots[i].owner) ==
+				SLOT_OWNER(SEG_SLOT_CLAIMED, pids[i]),
+				"scan %d: slot %d of live pid %ld: owner "
+				"0x%llx; stderr:\n%s", k + 1, i, (long)pids[i],
+				(unsigned long long)uatomic_read(
+				&slots[i].owner), slurp(d.err));
+			ck_assert_uint_eq(uatomic_read(&slots[i].start_time),
+				start[i]);
+			ck_assert_uint_eq(uatomic_read(&slots[i].cache.len),
+				FD_CACHED);
+		}
+		ck_assert_uint_eq(uatomic_read(&slots[nw].owner), 0);
+		ck_assert_uint_eq(uatomic_read(&q.r->prod_head) -
+			uatomic_read(&q.r->cons_head),
+			1024 - (uint64_t)nw * FD_CACHED);
+		/* (A scan opens a pidfd for a moment to try again.) */
+		await_fd_count(&d, FD_LIMIT - 1, 1.0);
+	}
+	dt = now() - t0;
+	ck_assert_int_eq(count_logged(&d, " reclaimed ("), 0);
+	printf("descriptor limit %d (%d below it at rest): %d workers, %d "
+		"watched, %d scans in %.2f s, no slot lost\n", FD_LIMIT, base,
+		nw, watched, FD_HOLD_SCANS, dt);
+
+	/* kill -9 of every worker: every slot comes back, with its 24. */
+	t0 = now();
+	for (i = 0; i < nw; i++) {
+		ck_assert_int_eq(kill(pids[i], SIGKILL), 0);
+		ck_assert_int_eq(waitpid(pids[i], &status, 0), pids[i]);
+		ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	}
+	for (;;) {
+		for (i = n = 0; i < nw; i++)
+			n += uatomic_read(&slots[i].owner) != 0;
+		if (n == 0)
+			break;
+		ck_assert_msg(now() - t0 < 2 * RECLAIM_SECS, "%d of %d slots "
+			"still claimed %.0f s after the kill; stderr:\n%s", n,
+			nw, 2 * RECLAIM_SECS, slurp(d.err));
+		usleep(1000);
+	}
+	dt = now() - t0;
+	printf("descriptor limit: %d slots of dead workers reclaimed in "
+		"%.1f ms\n", nw, dt * 1e3);
+	for (i = 0; i < nw; i++) {
+		snprintf(log, sizeof(log), "shmpoold: pool 'q': slot %d of "
+			"pid %ld reclaimed (", i, (long)pids[i]);
+		ck_assert_msg(count_logged(&d, log) == 1, "'%s' logged %d "
+			"times; stderr:\n%s", log, count_logged(&d, log),
+			slurp(d.err));
+	}
+	ck_assert_int_eq(count_logged(&d, ", 24 cached objects back in the "
+		"ring\n"), nw);
+	ck_assert_int_eq(count_logged(&d, " reclaimed ("), nw);
+	ck_assert_uint_eq(uatomic_read(&q.r->prod_head) -
+		uatomic_read(&q.r->cons_head), 1024);
+	ck_assert_uint_eq(uatomic_read(&q.r->holes), 0);
+	/* Its watches closed: back to what it had at rest, and serving. */
+	await_fd_count(&d, base, 2);
+	r = ask(&d, "info name=q");
+	ck_assert_kv_u(r, "slots-in-use", 0);
+	ck_assert_kv_u(r, "avail", 1024);
+	ck_assert_kv_u(r, "in-use", 0);
+	for (i = 0; i < nw; i++) {
+		close(pw[i].ready[0]);
+		close(pw[i].go[1]);
+	}
+	ticker_close(&q);
+	ticker_close(&tick);
+	d_finish(&d);
+}
+END_TEST
+
 static Suite *
 daemon_suite(void)
 {
 	Suite *s = suite_create("daemon");
 	TCase *tc = tcase_create("daemon");
 	TCase *th = tcase_create("hugepages");
+	TCase *tr = tcase_create("stalled");
+	TCase *tf = tcase_create("fdlimit");
 
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_create_and_workers);
@@ -2347,6 +2984,15 @@ daemon_suite(void)
 	tcase_add_test(tc, test_hostile);
 	tcase_add_test(tc, test_connection_cap);
 	suite_add_tcase(s, tc);
+
+	/* Repairs and limits, each case of its own (CK_RUN_CASE). */
+	tcase_set_timeout(tr, 30);
+	tcase_add_test(tr, test_stalled_repair);
+	suite_add_tcase(s, tr);
+
+	tcase_set_timeout(tf, 30);
+	tcase_add_test(tf, test_unreadable_proc_keeps_slot);
+	suite_add_tcase(s, tf);
 
 	tcase_set_timeout(th, 30);
 	tcase_add_unchecked_fixture(th, huge_setup, huge_teardown);
