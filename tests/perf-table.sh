@@ -1,0 +1,27 @@
+#!/bin/sh
+# bench/perf-table: shmpool-perf lines, fixed and random, with and without
+# DPDK's columns, to the exact Markdown rows.
+set -eu
+src="${top_srcdir:-.}"
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+printf '%s\n' \
+	'shmpool_perf cache=512 cores=1 n_get_bulk=32 n_put_bulk=32 n_keep=128 constant_n=0 rate_persec=2627627099 dpdk_rate=2312108547 ratio=1.14' \
+	'shmpool-perf: a message' \
+	'shmpool_perf cache=0 cores=4 n_max_bulk=32 random=1 n_keep=128 constant_n=0 rate_persec=85200415 dpdk_rate=234935 ratio=362.65' |
+	"$src/bench/perf-table" >"$out"
+cat "$out"
+[ "$(cat "$out")" = "$(printf '%s\n' \
+	'| cache | workers | get | put | keep | constant_n | shmpool M/s | DPDK M/s | ratio |' \
+	'| --- | --- | --- | --- | --- | --- | --- | --- | --- |' \
+	'| 512 | 1 | 32 | 32 | 128 | 0 | 2628 | 2312 | 1.14 |' \
+	'| 0 | 4 | rand 1..32 | rand 1..32 | 128 | 0 | 85 | 0.2 | 362.65 |')" ]
+
+echo 'shmpool_perf cache=claimed512 cores=2 n_get_bulk=4 n_put_bulk=8 n_keep=32 constant_n=1 rate_persec=9876543' |
+	"$src/bench/perf-table" >"$out"
+[ "$(cat "$out")" = "$(printf '%s\n' \
+	'| cache | workers | get | put | keep | constant_n | shmpool M/s |' \
+	'| --- | --- | --- | --- | --- | --- | --- |' \
+	'| claimed512 | 2 | 4 | 8 | 32 | 1 | 9.9 |')" ]
+echo "perf-table: ok"
