@@ -134,8 +134,9 @@ shmpool_ptr_to_ref_(const struct shmpool *pool, const void *obj)
 }
 
 /*
- * The copies of a hit.  A constant n is left to the compiler, which
- * unrolls the loop whole.  For an n known only at run time the copy goes
+ * The copies of a hit.  A small constant n is left to the compiler,
+ * which unrolls the loop whole.  For a larger n, or one known only at run
+ * time, the copy goes
  * in 16-byte vectors, eight objects a turn while at least eight are left,
  * then two, and the last vector of each kind is placed to end exactly at
  * n, overlapping what was copied before it (copying an object twice writes
@@ -144,6 +145,10 @@ shmpool_ptr_to_ref_(const struct shmpool *pool, const void *obj)
  * branch per loop and tail (shmpool-perf --random, cache 512: 0.83 of
  * DPDK's rate with a plain loop vectorised and unrolled by gcc).
  */
+/* A constant n up to this is copied by a loop the compiler unrolls
+ * whole; above it the unrolled code costs more than the loop. */
+#define SHMPOOL_COPY_UNROLL_MAX_	32
+
 #if defined(__GNUC__) && UINTPTR_MAX == UINT64_MAX
 #define SHMPOOL_VCOPY_OK_	1
 typedef uint64_t shmpool_v2_ __attribute__((vector_size(16), aligned(8),
@@ -192,7 +197,8 @@ shmpool_offs_to_ptrs_(void **objs, const uint64_t *offs, unsigned int n,
 {
 	unsigned int i;
 
-	if (__builtin_constant_p(n) || !SHMPOOL_VCOPY_OK_) {
+	if ((__builtin_constant_p(n) && n <= SHMPOOL_COPY_UNROLL_MAX_) ||
+	    !SHMPOOL_VCOPY_OK_) {
 		for (i = 0; i < n; i++)
 			objs[i] = base + offs[i];
 	} else {
@@ -210,7 +216,8 @@ shmpool_ptrs_to_offs_(uint64_t *offs, void * const *objs, unsigned int n,
 {
 	unsigned int i;
 
-	if (__builtin_constant_p(n) || !SHMPOOL_VCOPY_OK_) {
+	if ((__builtin_constant_p(n) && n <= SHMPOOL_COPY_UNROLL_MAX_) ||
+	    !SHMPOOL_VCOPY_OK_) {
 		for (i = 0; i < n; i++)
 			offs[i] = (uintptr_t)objs[i] - base;
 	} else {
