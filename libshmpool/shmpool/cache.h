@@ -151,6 +151,10 @@ shmpool_ptr_to_ref_(const struct shmpool *pool, const void *obj)
 
 #if defined(__GNUC__) && UINTPTR_MAX == UINT64_MAX
 #define SHMPOOL_VCOPY_OK_	1
+/* A large constant size goes the way of a run-time one, as one: no code
+ * is made for it alone, and no bounds warning for branches it never
+ * takes. */
+#define SHMPOOL_OPAQUE_(x)	__asm__("" : "+r"(x))
 typedef uint64_t shmpool_v2_ __attribute__((vector_size(16), aligned(8),
 	may_alias));
 typedef uint64_t shmpool_u64_ __attribute__((may_alias));
@@ -203,8 +207,11 @@ shmpool_offs_to_ptrs_(void **objs, const uint64_t *offs, unsigned int n,
 			objs[i] = base + offs[i];
 	} else {
 #if SHMPOOL_VCOPY_OK_
+		unsigned int m = n;
+
+		SHMPOOL_OPAQUE_(m);
 		SHMPOOL_COPY_((shmpool_u64_ *)objs, (const shmpool_u64_ *)offs,
-			n, +, (uint64_t)(uintptr_t)base);
+			m, +, (uint64_t)(uintptr_t)base);
 #endif
 	}
 }
@@ -222,8 +229,11 @@ shmpool_ptrs_to_offs_(uint64_t *offs, void * const *objs, unsigned int n,
 			offs[i] = (uintptr_t)objs[i] - base;
 	} else {
 #if SHMPOOL_VCOPY_OK_
+		unsigned int m = n;
+
+		SHMPOOL_OPAQUE_(m);
 		SHMPOOL_COPY_((shmpool_u64_ *)offs, (const shmpool_u64_ *)objs,
-			n, -, (uint64_t)base);
+			m, -, (uint64_t)base);
 #endif
 	}
 }
