@@ -109,6 +109,19 @@ get_refill(struct shmpool *pool, struct pool_handle *h, void **objs,
 	return 0;
 }
 
+/* The attachment of a get or put, or NULL for bad arguments (a NULL
+ * pool or array, n == 0 or above the pool's size). */
+static inline struct pool_handle *
+args_handle(struct shmpool *pool, const void *objs, unsigned int n)
+{
+	struct pool_handle *h;
+
+	if (caa_unlikely(pool == NULL || objs == NULL || n == 0))
+		return NULL;
+	h = pool_handle(pool);
+	return caa_unlikely(n > h->obj_count) ? NULL : h;
+}
+
 /*
  * What the inline get did not do: argument errors, a flush request, a
  * miss; and the bypass of the cache, kept short here as it is the whole of
@@ -118,13 +131,10 @@ int
 shmpool_generic_get_slow(struct shmpool *pool, void **objs, unsigned int n,
 		struct shmpool_cache *cache)
 {
-	struct pool_handle *h;
+	struct pool_handle *h = args_handle(pool, objs, n);
 	struct shmpool_cache *st;
 
-	if (caa_unlikely(pool == NULL || objs == NULL || n == 0))
-		return -EINVAL;
-	h = pool_handle(pool);
-	if (caa_unlikely(n > h->obj_count))
+	if (caa_unlikely(h == NULL))
 		return -EINVAL;
 	if (cache != NULL) {
 		if (caa_unlikely(uatomic_read(&cache->flush_req))) {
@@ -189,13 +199,10 @@ int
 shmpool_generic_put_slow(struct shmpool *pool, void * const *objs,
 		unsigned int n, struct shmpool_cache *cache)
 {
-	struct pool_handle *h;
+	struct pool_handle *h = args_handle(pool, objs, n);
 	struct shmpool_cache *st;
 
-	if (caa_unlikely(pool == NULL || objs == NULL || n == 0))
-		return -EINVAL;
-	h = pool_handle(pool);
-	if (caa_unlikely(n > h->obj_count))
+	if (caa_unlikely(h == NULL))
 		return -EINVAL;
 	if (cache != NULL) {
 		if (caa_unlikely(uatomic_read(&cache->flush_req)))
