@@ -87,7 +87,7 @@ static int __attribute__((noinline))
 get_refill(struct shmpool *pool, struct pool_handle *h, void **objs,
 		unsigned int n, struct shmpool_cache *cache)
 {
-	uint32_t len = cache->len, want = cache->size + n - len, i;
+	uint32_t len = cache->len, want = cache->size + n - len;
 
 	if (ring_get(&h->ring, &cache->objs[len], RING_OFFS, NULL, want,
 			RING_BULK) <= 0) {
@@ -101,11 +101,10 @@ get_refill(struct shmpool *pool, struct pool_handle *h, void **objs,
 	}
 	SHMPOOL_STAT_ADD(cache, get_common_pool_bulk, 1);
 	SHMPOOL_STAT_ADD(cache, get_common_pool_objs, want);
-	len += want - n;
-	for (i = 0; i < n; i++)
-		objs[i] = pool->objbase + cache->objs[len + i];
-	cache->len = len;
-	SHMPOOL_STAT_GET_(cache, n);
+	/* The new objects are the cache's at once (a process killed now
+	 * leaves them to shmpoold, not lost), then a hit takes n. */
+	cache->len = len + want;
+	shmpool_cache_take_(pool, objs, n, cache);
 	return 0;
 }
 
@@ -142,12 +141,7 @@ shmpool_generic_get_slow(struct shmpool *pool, void **objs, unsigned int n,
 			/* A flush the ring had no room for (a double put)
 			 * leaves the cache as it was: serve it as a hit. */
 			if (caa_unlikely(n - 1 < cache->len)) {
-				uint32_t len = cache->len - n;
-
-				shmpool_offs_to_ptrs_(objs, &cache->objs[len],
-					n, pool->objbase);
-				cache->len = len;
-				SHMPOOL_STAT_GET_(cache, n);
+				shmpool_cache_take_(pool, objs, n, cache);
 				return 0;
 			}
 		}

@@ -266,9 +266,15 @@ ring_write(const struct ring_view *v, uint64_t pos, unsigned int n,
 {
 	uint32_t idx = (uint32_t)pos & v->mask, m;
 
-	m = n < v->size - idx ? n : v->size - idx;
 	/* The objects' contents before the references. */
 	ring_smp_release();
+	if (n == 1) {
+		/* One entry: no loop to set up. */
+		v->ents[idx] = ring_ent((uint32_t)pos + 1,
+			ring_src_ref(src, 0, k, base));
+		return;
+	}
+	m = n < v->size - idx ? n : v->size - idx;
 	ring_fill(&v->ents[idx], (uint32_t)pos + 1, src, k, base, m);
 	if (caa_unlikely(m < n))
 		ring_fill(v->ents, (uint32_t)pos + 1 + m, ring_at(src, m, k), k,
@@ -307,6 +313,14 @@ ring_read(const struct ring_view *v, uint64_t pos, unsigned int n, void *dst,
 {
 	uint32_t idx = (uint32_t)pos & v->mask, m, bad;
 
+	if (n == 1) {
+		/* One entry: no loop to set up. */
+		uint64_t e = uatomic_read(&v->ents[idx]);
+
+		ring_dst_set(dst, 0, k, base, (uint32_t)e);
+		ring_smp_acquire();
+		return ring_ent_seq(e) == (uint32_t)pos + 1;
+	}
 	m = n < v->size - idx ? n : v->size - idx;
 	bad = ring_copy_out(&v->ents[idx], (uint32_t)pos + 1, dst, k, base, m);
 	if (caa_unlikely(m < n))
@@ -339,21 +353,6 @@ ring_put(const struct ring_view *v, const void *src, enum ring_kind k,
 {
 	uint64_t pos = uatomic_read(&v->r->prod_head);
 
-	if (n == 1) {
-		/* One entry: no loop to set up. */
-		if (caa_unlikely(pos + 1 - uatomic_read(&v->r->cons_head) >
-				v->size))
-			return ring_put_slow(v, src, k, base, n, mode, rec);
-		uatomic_set(rec, RING_OP(pos, 1));
-		if (caa_unlikely(!ring_claim(&v->r->prod_head, &pos, 1)))
-			return ring_put_slow(v, src, k, base, n, mode, rec);
-		ring_smp_release();
-		v->ents[(uint32_t)pos & v->mask] = ring_ent((uint32_t)pos + 1,
-			ring_src_ref(src, 0, k, base));
-		ring_smp_release();
-		uatomic_set(rec, 0);
-		return 1;
-	}
 	/* Every position up to pos + n - 1 - size has been claimed, that
 	 * is read, by a consumer (as the heads are 64-bit, pos + n cannot
 	 * wrap). */
@@ -380,17 +379,6 @@ ring_get(const struct ring_view *v, void *dst, enum ring_kind k, char *base,
 {
 	uint64_t pos = uatomic_read(&v->r->cons_head);
 
-	if (n == 1) {
-		/* One entry: no loop to set up. */
-		uint64_t e = uatomic_read(&v->ents[(uint32_t)pos & v->mask]);
-
-		ring_dst_set(dst, 0, k, base, (uint32_t)e);
-		ring_smp_acquire();
-		if (caa_likely(ring_ent_seq(e) == (uint32_t)pos + 1 &&
-				ring_claim(&v->r->cons_head, &pos, 1)))
-			return 1;
-		return ring_get_slow(v, dst, k, base, n, mode);
-	}
 	if (caa_unlikely(!ring_read(v, pos, n, dst, k, base) ||
 			!ring_claim(&v->r->cons_head, &pos, n)))
 		return ring_get_slow(v, dst, k, base, n, mode);

@@ -238,6 +238,21 @@ shmpool_ptrs_to_offs_(uint64_t *offs, void * const *objs, unsigned int n,
 	}
 }
 
+/* The top n objects of cache (n <= its length) to objs, in order, and
+ * counted: the whole of a hit.  objbase is passed by value: stores to
+ * objs[] may alias pool->objbase, and reloading it each time would stop
+ * the copy from vectorising. */
+static inline void
+shmpool_cache_take_(struct shmpool *pool, void **objs, unsigned int n,
+		struct shmpool_cache *cache)
+{
+	uint32_t len = cache->len - n;
+
+	shmpool_offs_to_ptrs_(objs, &cache->objs[len], n, pool->objbase);
+	cache->len = len;
+	SHMPOOL_STAT_GET_(cache, n);
+}
+
 /*
  * Cache hit: the top n objects, copied in order, so that a put of the
  * same objects in the same order restores the cache exactly.  The unsigned
@@ -249,15 +264,7 @@ _shmpool_generic_get(struct shmpool *pool, void **objs, unsigned int n,
 {
 	if (caa_likely(cache != NULL && pool != NULL && objs != NULL &&
 			n - 1 < cache->len && !cache->flush_req)) {
-		uint32_t len = cache->len - n;
-		const uint64_t *src = &cache->objs[len];
-		/* In a local: stores to objs[] may alias pool->objbase, and
-		 * reloading it each time stops the loop from vectorising. */
-		char *base = pool->objbase;
-
-		shmpool_offs_to_ptrs_(objs, src, n, base);
-		cache->len = len;
-		SHMPOOL_STAT_GET_(cache, n);
+		shmpool_cache_take_(pool, objs, n, cache);
 		return 0;
 	}
 	return shmpool_generic_get_slow(pool, objs, n, cache);
