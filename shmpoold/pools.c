@@ -61,6 +61,25 @@ watch_find(pid_t pid, uint64_t start_time)
 }
 
 /*
+ * Is process pid, started at start_time (0: whenever), still there?  1
+ * yes; 0 gone, or another process under its pid; a negative errno when
+ * its /proc/PID/stat cannot be read now (no descriptor left, no memory),
+ * which says nothing either way.
+ */
+static int
+proc_alive(pid_t pid, uint64_t start_time)
+{
+	uint64_t t;
+	int ret = seg_proc_start_time(pid, &t);
+
+	if (ret == -ENOENT || ret == -ESRCH)
+		return 0;
+	if (ret < 0)
+		return ret;
+	return start_time == 0 || t == start_time;
+}
+
+/*
  * Watch process pid, which started at start_time (0: unknown).  -ESRCH
  * when it is gone, or when pid now names another process.
  */
@@ -69,7 +88,6 @@ watch_add(pid_t pid, uint64_t start_time)
 {
 	struct epoll_event ev;
 	struct watch *w;
-	uint64_t now_start;
 	int fd, ret;
 
 	if (watch_find(pid, start_time) != NULL)
@@ -87,13 +105,10 @@ watch_add(pid_t pid, uint64_t start_time)
 		return -err;
 	}
 	/* The pidfd pins the process: if it has the owner's start time
-	 * now, the pidfd is the owner's.  Only a process that is not there
-	 * (or is another one) is gone: a /proc that cannot be read now (no
-	 * descriptor left, no memory) says nothing, and the slot is looked
-	 * at again at the next scan. */
-	ret = seg_proc_start_time(pid, &now_start);
-	if (ret == -ENOENT || ret == -ESRCH ||
-	    (ret == 0 && start_time != 0 && now_start != start_time)) {
+	 * now, the pidfd is the owner's.  A /proc that cannot be read now
+	 * says nothing: the slot is looked at again at the next scan. */
+	ret = proc_alive(pid, start_time);
+	if (ret == 0) {
 		close(fd);
 		return -ESRCH;
 	}
@@ -170,11 +185,12 @@ pool_intact(struct pool *p)
 
 /*
  * Make holes of the ring positions that dead producers claimed and never
- * wrote (ring_repair()).  A position that a live record still covers is
- * left for the next scans: the record of a put that lost its claim to the
- * dead one, rewritten at its next try, can cover it for a moment.  Should
- * that put be stopped just then, past those scans, the gets that wait for
- * the position mark the ring stalled, and the next scan repairs again.
+ * wrote (ring_repair()), when a slot is reclaimed.  A position that a live
+ * record still covers is left: the record of a put that lost its claim to
+ * the dead one, rewritten at its next try, can cover it for a moment (or
+ * for long, if that process is stopped just then).  The gets that wait
+ * for such a position mark the ring stalled, and the scan repairs a
+ * stalled ring again.
  */
 static int
 pool_repair(struct pool *p)
@@ -196,8 +212,6 @@ pool_repair(struct pool *p)
 			"of a put to the ring; %" PRIu64 " positions it had "
 			"claimed are skipped (their objects are lost with it)",
 			p->name, rst.holes);
-	if (rst.deferred == 0)
-		p->repair_scans = 0;
 	return 0;
 }
 
@@ -232,7 +246,6 @@ reclaim(struct pool *p, uint32_t i, pid_t pid, int live, const char *why)
 		 * to the ring is finished now, as what every other dead
 		 * process left. */
 		uatomic_set(&c->ring_op, 0);
-		p->repair_scans = REPAIR_SCANS;
 		ret = pool_repair(p);
 		if (ret < 0)
 			return ret;
@@ -343,11 +356,9 @@ pools_scan(void)
 	cds_list_for_each_entry(p, &pool_list, node) {
 		if (!pool_intact(p))
 			continue;
-		/* After a death, and whenever a get waited long. */
-		if (p->repair_scans > 0 ||
-		    uatomic_read(&p->h->ring.r->stalled) != 0) {
-			if (p->repair_scans > 0)
-				p->repair_scans--;
+		/* A get waited long: the repair at a reclaim left
+		 * something, or a shmpoold before this one died. */
+		if (uatomic_read(&p->h->ring.r->stalled) != 0) {
 			uatomic_set(&p->h->ring.r->stalled, 0);
 			pool_repair(p);
 		}
@@ -400,8 +411,6 @@ pool_add(const char *path, const char *name, struct pool **pp)
 	}
 	snprintf(p->name, sizeof(p->name), "%s", name);
 	snprintf(p->path, sizeof(p->path), "%s", path);
-	/* What a shmpoold killed in the middle of a flush left. */
-	p->repair_scans = 1;
 	cds_list_add_tail(&p->node, &pool_list);
 	if (pp != NULL)
 		*pp = p;
@@ -611,21 +620,18 @@ pool_live_slots(struct pool *p)
 {
 	unsigned int n = 0;
 	uint32_t i;
-	int ret;
 
 	if (!pool_intact(p))
 		return 0;
 	for (i = 0; i < p->h->nb_slots; i++) {
-		uint64_t st = 0, t;
+		uint64_t st = 0;
 		pid_t pid = slot_owner(&p->h->slots[i], &st);
 
 		if (pid == 0)
 			continue;
 		/* Live unless known gone: a /proc that cannot be read now
 		 * counts the slot in (destroy must not think it idle). */
-		ret = seg_proc_start_time(pid, &t);
-		if (pid < 0 || (ret < 0 && ret != -ENOENT && ret != -ESRCH) ||
-		    (ret == 0 && (st == 0 || t == st)))
+		if (pid < 0 || proc_alive(pid, st) != 0)
 			n++;
 	}
 	return n;
@@ -714,7 +720,6 @@ int
 pool_attach(struct pool *p, const struct peer *who, unsigned int cache,
 		uint32_t *slotp, char *err, size_t errsz)
 {
-	uint64_t start_time;
 	int ret;
 
 	if (!pool_intact(p)) {
@@ -723,19 +728,18 @@ pool_attach(struct pool *p, const struct peer *who, unsigned int cache,
 		return -EIO;
 	}
 	/* The process that connected, not one that took its pid since. */
-	if (seg_proc_start_time(who->pid, &start_time) < 0 ||
-	    start_time != who->start_time) {
+	if (proc_alive(who->pid, who->start_time) == 0) {
 		snprintf(err, errsz, "process %ld is gone", (long)who->pid);
 		return -ESRCH;
 	}
-	ret = watch_add(who->pid, start_time);
+	ret = watch_add(who->pid, who->start_time);
 	if (ret < 0) {
 		snprintf(err, errsz, ret == -ESRCH ? "process %ld is gone" :
 			"cannot watch process %ld (out of file descriptors?)",
 			(long)who->pid);
 		return ret == -ESRCH ? -ESRCH : -EMFILE;
 	}
-	ret = slot_claim_for(p->h, cache, who->pid, start_time, slotp);
+	ret = slot_claim_for(p->h, cache, who->pid, who->start_time, slotp);
 	if (ret < 0) {
 		snprintf(err, errsz, "%s", shmpool_last_error());
 		watch_prune();
@@ -764,7 +768,7 @@ pool_flush(struct pool *p, uint32_t slot, unsigned int *cached, char *err,
 		size_t errsz)
 {
 	struct seg_slot *s;
-	uint64_t st, t = 0;
+	uint64_t st;
 	int gone = 0;
 	pid_t pid;
 
@@ -782,15 +786,15 @@ pool_flush(struct pool *p, uint32_t slot, unsigned int *cached, char *err,
 		return -ENOENT;
 	}
 	if (pid > 0 && st != 0) {
-		int ret = seg_proc_start_time(pid, &t);
+		int ret = proc_alive(pid, st);
 
-		if (ret < 0 && ret != -ENOENT && ret != -ESRCH) {
+		if (ret < 0) {
 			snprintf(err, errsz, "pool '%s': slot %u: cannot tell "
 				"whether pid %ld lives: %s", p->name, slot,
 				(long)pid, strerror(-ret));
 			return -EIO;
 		}
-		gone = ret < 0 || t != st;
+		gone = ret == 0;
 	}
 	if (pid < 0 || gone) {
 		int ret = reclaim(p, slot, pid, 0,

@@ -87,9 +87,6 @@ struct ev_tag {
 	int dead;			/* dropped; freed after the batch */
 };
 /* pools.c */
-/* Scans (50 ms apart) that repair a ring again after a death. */
-#define REPAIR_SCANS		20
-
 struct pool {
 	struct cds_list_head node;
 	char name[SHMPOOL_NAME_MAX + 1];
@@ -97,7 +94,6 @@ struct pool {
 	int fd;				/* the segment, sent on attach */
 	struct pool_handle *h;
 	int broken;			/* truncated: not touched any more */
-	unsigned int repair_scans;	/* scans that repair the ring again */
 	unsigned int repair_logged;
 };
 

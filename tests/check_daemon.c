@@ -2407,16 +2407,14 @@ count_logged(const struct daemon *d, const char *s)
 }
 
 /* ------------------------------------------------------------------ */
-/* 13. A dead put's positions covered by a live put's stale record for
- * longer than the scans after the death: once the record is gone, the
- * get that waits for them marks the ring stalled, and the next scan
- * makes holes of them. */
+/* 13. A dead put's positions covered by a live put's stale record when
+ * the dead one's slot is reclaimed, and for many scans after: once the
+ * record is gone, the get that waits for them marks the ring stalled,
+ * and the next scan makes holes of them. */
 
 #define SR_OBJS		1024	/* in the pool, and entries in its ring */
 #define SR_PUT		8	/* positions the killed put claimed */
-#define SR_SCANS	(REPAIR_SCANS_SEEN + 2)
-/* shmpoold's REPAIR_SCANS (shmpoold.h, not included here). */
-#define REPAIR_SCANS_SEEN	20
+#define SR_SCANS	22	/* scans over which nothing may change */
 #define SR_STALL_SECS	2.0	/* until the stalled get has its answer */
 
 struct stale_arg {
@@ -2588,13 +2586,17 @@ START_TEST(test_stalled_repair)
 	await_stderr(&d, log, RECLAIM_SECS);
 	ck_assert_uint_eq(uatomic_read(&slots[slot_d].cache.ring_op), 0);
 
-	/* Every one of the scans that repair after the death, and two
-	 * more (the first counted may have begun before the reclaim, if a
-	 * scan did it): no hole while L's record covers the positions. */
+	/* A repair at each of these scans (the ring marked stalled by
+	 * hand, as a waiting get would), and no hole while L's record
+	 * covers the positions. */
 	for (i = 0; i < SR_SCANS; i++) {
 		int k;
 
-		await_scans(&d, &tick, 1, 1.0);
+		uatomic_set(&ring->r->stalled, 1);
+		/* Two: the first may have passed p before the flag. */
+		await_scans(&d, &tick, 2, 1.0);
+		ck_assert_msg(uatomic_read(&ring->r->stalled) == 0, "scan %d "
+			"did not take the stalled ring", i + 1);
 		ck_assert_msg(uatomic_read(&ring->r->holes) == 0, "%llu holes "
 			"after scan %d, with a live record over them",
 			(unsigned long long)uatomic_read(&ring->r->holes),
