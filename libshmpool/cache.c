@@ -154,9 +154,8 @@ shmpool_generic_get_slow(struct shmpool *pool, void **objs, unsigned int n,
 	if (caa_unlikely(ring_get(&h->ring, objs, RING_PTRS, pool->objbase, n,
 			RING_BULK) <= 0))
 		return get_bypass_with_cache(pool, h, objs, n, cache, st);
-	SHMPOOL_STAT_ADD(st, get_common_pool_bulk, 1);
-	SHMPOOL_STAT_ADD(st, get_common_pool_objs, n);
-	SHMPOOL_STAT_GET_(st, n);
+	SHMPOOL_STAT_ADD(st, get_direct_bulk, 1);
+	SHMPOOL_STAT_ADD(st, get_direct_objs, n);
 	return 0;
 }
 
@@ -210,9 +209,8 @@ shmpool_generic_put_slow(struct shmpool *pool, void * const *objs,
 	if (caa_unlikely(ring_put(&h->ring, objs, RING_PTRS, pool->objbase, n,
 			RING_BULK, &st->ring_op) <= 0))
 		return -ENOSPC;
-	SHMPOOL_STAT_ADD(st, put_common_pool_bulk, 1);
-	SHMPOOL_STAT_ADD(st, put_common_pool_objs, n);
-	SHMPOOL_STAT_PUT_(st, n);
+	SHMPOOL_STAT_ADD(st, put_direct_bulk, 1);
+	SHMPOOL_STAT_ADD(st, put_direct_objs, n);
 	return 0;
 }
 

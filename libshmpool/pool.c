@@ -91,22 +91,40 @@ slot_claim(struct pool_handle *h, unsigned int size,
 static void
 stats_fold(struct shmpool_stats *dst, struct shmpool_cache *c)
 {
-#define FOLD(f) do { uatomic_add(&dst->f, c->f); c->f = 0; } while (0)
-	/* A cache keeps the objects beyond one per call: first those. */
-	uatomic_add(&dst->put_objs, c->put_bulk + c->put_objs_over);
-	c->put_objs_over = 0;
-	uatomic_add(&dst->get_success_objs, c->get_success_bulk +
-		c->get_success_objs_over);
-	c->get_success_objs_over = 0;
+	struct shmpool_stats st;
+
+	/* The totals as readers make them of the cache's counters
+	 * (stats.c), then every counter to 0. */
+	memset(&st, 0, sizeof(st));
+	cache_stats_add(&st, c);
+#define FOLD(f) do { uatomic_add(&dst->f, st.f); } while (0)
 	FOLD(put_bulk);
+	FOLD(put_objs);
 	FOLD(put_common_pool_bulk);
 	FOLD(put_common_pool_objs);
 	FOLD(get_common_pool_bulk);
 	FOLD(get_common_pool_objs);
 	FOLD(get_success_bulk);
+	FOLD(get_success_objs);
 	FOLD(get_fail_bulk);
 	FOLD(get_fail_objs);
 #undef FOLD
+#define ZERO(f) (c->f = 0)
+	ZERO(put_bulk);
+	ZERO(put_objs_over);
+	ZERO(get_success_bulk);
+	ZERO(get_success_objs_over);
+	ZERO(put_direct_bulk);
+	ZERO(put_direct_objs);
+	ZERO(get_direct_bulk);
+	ZERO(get_direct_objs);
+	ZERO(put_common_pool_bulk);
+	ZERO(put_common_pool_objs);
+	ZERO(get_common_pool_bulk);
+	ZERO(get_common_pool_objs);
+	ZERO(get_fail_bulk);
+	ZERO(get_fail_objs);
+#undef ZERO
 }
 
 /*

@@ -24,12 +24,26 @@
 void
 cache_stats_add(struct shmpool_stats *st, const struct shmpool_cache *c)
 {
+	uint64_t pb = uatomic_read(&c->put_direct_bulk);
+	uint64_t po = uatomic_read(&c->put_direct_objs);
+	uint64_t gb = uatomic_read(&c->get_direct_bulk);
+	uint64_t go = uatomic_read(&c->get_direct_objs);
+
 	STATS_ADD_COMMON(st, c);
 	/* A cache keeps the objects beyond one per call. */
 	st->put_objs += uatomic_read(&c->put_bulk) +
 		uatomic_read(&c->put_objs_over);
 	st->get_success_objs += uatomic_read(&c->get_success_bulk) +
 		uatomic_read(&c->get_success_objs_over);
+	/* A get or put past the cache is a call and a ring operation. */
+	st->put_bulk += pb;
+	st->put_objs += po;
+	st->put_common_pool_bulk += pb;
+	st->put_common_pool_objs += po;
+	st->get_success_bulk += gb;
+	st->get_success_objs += go;
+	st->get_common_pool_bulk += gb;
+	st->get_common_pool_objs += go;
 }
 
 /* Add the retired totals (or another struct shmpool_stats) to st. */

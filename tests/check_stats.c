@@ -163,6 +163,12 @@ START_TEST(test_without_cache)
 		.get_common_pool_bulk = 2, .get_common_pool_objs = 133,
 		.get_success_bulk = 2, .get_success_objs = 133,
 		.get_fail_bulk = 1, .get_fail_objs = 1,
+	}, after = {
+		.put_bulk = 2, .put_objs = 133,
+		.put_common_pool_bulk = 2, .put_common_pool_objs = 133,
+		.get_common_pool_bulk = 2, .get_common_pool_objs = 133,
+		.get_success_bulk = 2, .get_success_objs = 133,
+		.get_fail_bulk = 1, .get_fail_objs = 1,
 	};
 	struct shmpool *pool;
 	void *objs[128];
@@ -180,6 +186,15 @@ START_TEST(test_without_cache)
 	ck_assert_uint_eq(shmpool_in_use_count(pool), 128);
 	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 128), 0);
 	ck_assert_uint_eq(shmpool_in_use_count(pool), 0);
+	check_stats(pool, 0, &after, "slot 0 after the put of 128");
+
+	/* Detached: the counts of gets and puts past the cache (kept in
+	 * counters of their own) are retired as the same totals. */
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+	pool = tu_attach("stats0", 0);
+	check_stats(pool, SHMPOOL_STATS_RETIRED, &after, "retired");
+	check_stats(pool, SHMPOOL_STATS_ALL, &after, "all after detach");
+	check_stats(pool, 0, &zero, "new slot 0");
 	shmpool_detach(pool);
 }
 END_TEST

@@ -59,18 +59,30 @@ struct shmpool_cache {
 	uint32_t flush_req;
 	uint32_t reserved0[3];
 
+	/* What the owner is claiming on the ring to put, written before
+	 * each claim so that shmpoold can finish the put of a process
+	 * killed in the middle of it: position (low 32 bits) << 32 | count;
+	 * 0 for nothing. */
+	uint64_t ring_op __attribute__((aligned(SHMPOOL_CACHE_LINE)));
+	/* Gets and puts that went to the ring whole, past the cache (none,
+	 * or n above its size): each a call and a ring operation at once,
+	 * counted once here, next to the record the put writes anyway;
+	 * readers add them to both (get_success_bulk and
+	 * get_common_pool_bulk, ...). */
+	uint64_t put_direct_bulk;
+	uint64_t put_direct_objs;
+	uint64_t get_direct_bulk;
+	uint64_t get_direct_objs;
+	uint64_t reserved1[3];
+
+	/* The ring operations of refills and flushes, and failures. */
 	uint64_t put_common_pool_bulk __attribute__((aligned(SHMPOOL_CACHE_LINE)));
 	uint64_t put_common_pool_objs;
 	uint64_t get_common_pool_bulk;
 	uint64_t get_common_pool_objs;
 	uint64_t get_fail_bulk;
 	uint64_t get_fail_objs;
-	/* What the owner is claiming on the ring to put, written before
-	 * each claim so that shmpoold can finish the put of a process
-	 * killed in the middle of it: position (low 32 bits) << 32 | count;
-	 * 0 for nothing. */
-	uint64_t ring_op;
-	uint64_t reserved1;
+	uint64_t reserved2[2];
 
 	/* A stack of objects, each as its byte offset from the object
 	 * area (a pointer of the owner minus one add); the top is
