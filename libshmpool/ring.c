@@ -11,6 +11,75 @@
 #include "ring.h"
 
 /*
+ * The long copies, built twice: for AVX2 and for the baseline, the one
+ * for this CPU picked when the library is loaded (copy.c).  With 64-bit
+ * elements the references of pointers and of offsets are computed alike
+ * ((word - base) >> SHMPOOL_REF_SHIFT), so one loop serves both.
+ */
+#define RING_WIDE_FILL_BODY \
+	ring_fill(e, seq, (const void *)src, RING_PTRS, \
+		(const char *)(uintptr_t)base, m)
+#define RING_WIDE_COPY_OUT_BODY \
+	return ring_copy_out(e, seq, dst, RING_PTRS, (char *)(uintptr_t)base, m)
+
+void
+ring_fill_wide_base(uint64_t *e, uint32_t seq, const uint64_t *src,
+		uint64_t base, unsigned int m)
+{
+	RING_WIDE_FILL_BODY;
+}
+
+uint32_t
+ring_copy_out_wide_base(const uint64_t *e, uint32_t seq, uint64_t *dst,
+		uint64_t base, unsigned int m)
+{
+	RING_WIDE_COPY_OUT_BODY;
+}
+
+#if RING_WIDE_AVX2
+void __attribute__((target("avx2")))
+ring_fill_wide_avx2(uint64_t *e, uint32_t seq, const uint64_t *src,
+		uint64_t base, unsigned int m)
+{
+	RING_WIDE_FILL_BODY;
+}
+
+uint32_t __attribute__((target("avx2")))
+ring_copy_out_wide_avx2(const uint64_t *e, uint32_t seq, uint64_t *dst,
+		uint64_t base, unsigned int m)
+{
+	RING_WIDE_COPY_OUT_BODY;
+}
+
+static COPY_RESOLVER ring_fill_wide_fn *
+ring_fill_wide_resolve(void)
+{
+	return copy_cpu_has_avx2() ? ring_fill_wide_avx2 : ring_fill_wide_base;
+}
+
+static COPY_RESOLVER ring_copy_out_wide_fn *
+ring_copy_out_wide_resolve(void)
+{
+	return copy_cpu_has_avx2() ? ring_copy_out_wide_avx2 :
+		ring_copy_out_wide_base;
+}
+
+void ring_fill_wide(uint64_t *e, uint32_t seq, const uint64_t *src,
+		uint64_t base, unsigned int m)
+	__attribute__((ifunc("ring_fill_wide_resolve")));
+uint32_t ring_copy_out_wide(const uint64_t *e, uint32_t seq, uint64_t *dst,
+		uint64_t base, unsigned int m)
+	__attribute__((ifunc("ring_copy_out_wide_resolve")));
+#else
+void ring_fill_wide(uint64_t *e, uint32_t seq, const uint64_t *src,
+		uint64_t base, unsigned int m)
+	__attribute__((alias("ring_fill_wide_base")));
+uint32_t ring_copy_out_wide(const uint64_t *e, uint32_t seq, uint64_t *dst,
+		uint64_t base, unsigned int m)
+	__attribute__((alias("ring_copy_out_wide_base")));
+#endif
+
+/*
  * Wait for another process a little: spin, then give up the CPU.  A wait
  * that goes on (the producer of the position may have died, and its
  * positions been left by shmpoold, or shmpoold may be down) marks the

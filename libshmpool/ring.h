@@ -249,7 +249,7 @@ ring_at(const void *p, unsigned int i, enum ring_kind k)
  * Write m entries from e, sequences from seq, with the references of
  * src[0 .. m).  A straight loop, so that it vectorises.
  */
-static inline void
+static inline __attribute__((always_inline)) void
 ring_fill(uint64_t *e, uint32_t seq, const void *src, enum ring_kind k,
 		const char *base, unsigned int m)
 {
@@ -257,6 +257,58 @@ ring_fill(uint64_t *e, uint32_t seq, const void *src, enum ring_kind k,
 
 	for (i = 0; i < m; i++)
 		e[i] = ring_ent(seq + i, ring_src_ref(src, i, k, base));
+}
+
+/*
+ * ring.c: ring_fill() and ring_copy_out() of m >= RING_WIDE_MIN 64-bit
+ * elements (pointers, base = objbase; offsets, base = 0), resolved when
+ * the library is loaded to a build for the CPU's widest vectors (AVX2),
+ * which the inline copies, built for the baseline, cannot use.
+ */
+#define RING_WIDE_MIN		32
+typedef void ring_fill_wide_fn(uint64_t *e, uint32_t seq, const uint64_t *src,
+		uint64_t base, unsigned int m);
+typedef uint32_t ring_copy_out_wide_fn(const uint64_t *e, uint32_t seq,
+		uint64_t *dst, uint64_t base, unsigned int m);
+ring_fill_wide_fn ring_fill_wide;
+ring_copy_out_wide_fn ring_copy_out_wide;
+/* The builds of each (tests): for the baseline, and on x86-64 for AVX2. */
+ring_fill_wide_fn ring_fill_wide_base;
+ring_copy_out_wide_fn ring_copy_out_wide_base;
+#if SHMPOOL_COPY_CALL_
+#define RING_WIDE_AVX2		1
+ring_fill_wide_fn ring_fill_wide_avx2;
+ring_copy_out_wide_fn ring_copy_out_wide_avx2;
+/*
+ * copy.c: whether this CPU runs the AVX2 builds.  Called by the ifunc
+ * resolvers, which run while the dynamic linker relocates the library,
+ * before a sanitizer's runtime is set up: they and it are left
+ * uninstrumented (COPY_RESOLVER).
+ */
+#define COPY_RESOLVER	__attribute__((no_sanitize_address, \
+	no_sanitize_undefined))
+COPY_RESOLVER int copy_cpu_has_avx2(void);
+#else
+#define RING_WIDE_AVX2		0
+#endif
+
+/* The base of kind k's elements as 64-bit words: see ring_fill_wide(). */
+static inline uint64_t
+ring_wide_base(enum ring_kind k, const char *base)
+{
+	return k == RING_PTRS ? (uint64_t)(uintptr_t)base : 0;
+}
+
+/* Write the m entries from e (see ring_fill()). */
+static inline void
+ring_fill_any(uint64_t *e, uint32_t seq, const void *src, enum ring_kind k,
+		const char *base, unsigned int m)
+{
+	if (k != RING_REFS && m >= RING_WIDE_MIN)
+		ring_fill_wide(e, seq, (const uint64_t *)src,
+			ring_wide_base(k, base), m);
+	else
+		ring_fill(e, seq, src, k, base, m);
 }
 
 /* Write the n claimed entries from position pos (see ring_fill()). */
@@ -275,10 +327,10 @@ ring_write(const struct ring_view *v, uint64_t pos, unsigned int n,
 		return;
 	}
 	m = n < v->size - idx ? n : v->size - idx;
-	ring_fill(&v->ents[idx], (uint32_t)pos + 1, src, k, base, m);
+	ring_fill_any(&v->ents[idx], (uint32_t)pos + 1, src, k, base, m);
 	if (caa_unlikely(m < n))
-		ring_fill(v->ents, (uint32_t)pos + 1 + m, ring_at(src, m, k), k,
-			base, n - m);
+		ring_fill_any(v->ents, (uint32_t)pos + 1 + m, ring_at(src, m, k),
+			k, base, n - m);
 }
 
 /*
@@ -287,7 +339,7 @@ ring_write(const struct ring_view *v, uint64_t pos, unsigned int n,
  * positions).  One pass with no early exit, so that it vectorises: the
  * common case is that they all are.
  */
-static inline uint32_t
+static inline __attribute__((always_inline)) uint32_t
 ring_copy_out(const uint64_t *e, uint32_t seq, void *dst, enum ring_kind k,
 		char *base, unsigned int m)
 {
@@ -306,6 +358,17 @@ ring_copy_out(const uint64_t *e, uint32_t seq, void *dst, enum ring_kind k,
 	return bad;
 }
 
+/* Copy the m entries from e out (see ring_copy_out()). */
+static inline uint32_t
+ring_copy_out_any(const uint64_t *e, uint32_t seq, void *dst,
+		enum ring_kind k, char *base, unsigned int m)
+{
+	if (k != RING_REFS && m >= RING_WIDE_MIN)
+		return ring_copy_out_wide(e, seq, (uint64_t *)dst,
+			ring_wide_base(k, base), m);
+	return ring_copy_out(e, seq, dst, k, base, m);
+}
+
 /* Copy the n entries from position pos out (see ring_copy_out()). */
 static inline int
 ring_read(const struct ring_view *v, uint64_t pos, unsigned int n, void *dst,
@@ -322,9 +385,10 @@ ring_read(const struct ring_view *v, uint64_t pos, unsigned int n, void *dst,
 		return ring_ent_seq(e) == (uint32_t)pos + 1;
 	}
 	m = n < v->size - idx ? n : v->size - idx;
-	bad = ring_copy_out(&v->ents[idx], (uint32_t)pos + 1, dst, k, base, m);
+	bad = ring_copy_out_any(&v->ents[idx], (uint32_t)pos + 1, dst, k, base,
+		m);
 	if (caa_unlikely(m < n))
-		bad |= ring_copy_out(v->ents, (uint32_t)pos + 1 + m,
+		bad |= ring_copy_out_any(v->ents, (uint32_t)pos + 1 + m,
 			(void *)ring_at(dst, m, k), k, base, n - m);
 	/* The sequences' loads before the objects' contents. */
 	ring_smp_acquire();

@@ -129,6 +129,14 @@ int slot_retire(struct pool_handle *h, struct seg_slot *slot, pid_t pid);
 /* stats.c */
 void cache_stats_add(struct shmpool_stats *st, const struct shmpool_cache *c);
 
+#if SHMPOOL_COPY_CALL_
+/* copy.c: the builds of shmpool_copy_add_() and shmpool_copy_sub_(),
+ * dst[i] = src[i] +/- b for i < n; the AVX2 ones need n >= 16. */
+typedef void copy_fn(uint64_t *dst, const uint64_t *src, unsigned int n,
+		uint64_t b);
+copy_fn copy_add_base, copy_add_avx2, copy_sub_base, copy_sub_avx2;
+#endif
+
 /* cache.c */
 int cache_flush(struct pool_handle *h, struct shmpool_cache *cache);
 

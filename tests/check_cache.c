@@ -20,6 +20,9 @@ ring_objs(struct shmpool *pool)
 	return ring_count(&pool_handle(pool)->ring);
 }
 
+/* What a test puts where nothing may be written. */
+#define NR_GUARD	((void *)0x5a5a5a5a5a5a5a5aULL)
+
 /* objs[i] is object first + i, for i in 0 .. n. */
 static void
 assert_objs(struct shmpool *pool, void **objs, unsigned int n,
@@ -240,6 +243,48 @@ START_TEST(test_bypass_uses_own_cache)
 }
 END_TEST
 
+/*
+ * Every size from 1 to 300 through a cache of 512 that holds at least 513:
+ * each get is a hit that returns the cache's top n in order (the copies
+ * inline and, from SHMPOOL_COPY_CALL_MIN_ objects, the library's), writes
+ * nothing past objs[n - 1], and the put of them restores the cache word
+ * for word, writing nothing past its top.
+ */
+START_TEST(test_copy_sizes)
+{
+	static void *objs[301];
+	static uint64_t saved[300];
+	struct shmpool *pool;
+	struct shmpool_cache *c;
+	unsigned int n, i, len;
+
+	tu_create("sizes", 2048, 64, 512, 4);
+	pool = tu_attach("sizes", -1);
+	c = shmpool_default_cache(pool);
+	ck_assert_int_eq(shmpool_get(pool, objs), 0);
+	ck_assert_int_eq(shmpool_put(pool, objs[0]), 0);
+	len = c->len;
+	ck_assert_uint_eq(len, 513);
+	for (n = 1; n <= 300; n++) {
+		memcpy(saved, &c->objs[len - n], n * sizeof(saved[0]));
+		objs[n] = NR_GUARD;
+		c->objs[len] = 0x5a5a;
+		ck_assert_int_eq(shmpool_get_bulk(pool, objs, n), 0);
+		ck_assert_uint_eq(c->len, len - n);
+		for (i = 0; i < n; i++)
+			ck_assert_msg(objs[i] == pool->objbase + saved[i],
+				"get of %u: objs[%u] is not the cache's", n, i);
+		ck_assert_ptr_eq(objs[n], NR_GUARD);
+		ck_assert_int_eq(shmpool_put_bulk(pool, objs, n), 0);
+		ck_assert_uint_eq(c->len, len);
+		ck_assert_msg(memcmp(&c->objs[len - n], saved,
+			n * sizeof(saved[0])) == 0, "put of %u", n);
+		ck_assert_uint_eq(c->objs[len], 0x5a5a);
+	}
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+}
+END_TEST
+
 START_TEST(test_cache_size_zero)
 {
 	struct shmpool *pool;
@@ -416,7 +461,6 @@ END_TEST
 
 #define NR_OBJS		16	/* the pool, and entries in its ring */
 #define NR_CACHE	8	/* cache size; flush threshold 12 */
-#define NR_GUARD	((void *)0x5a5a5a5a5a5a5a5aULL)
 
 /* A copy of the whole segment, to compare with it after a call. */
 struct seg_copy {
@@ -672,6 +716,7 @@ cache_suite(void)
 	tcase_add_test(tc, test_failed_get_changes_nothing);
 	tcase_add_test(tc, test_bypass_uses_own_cache);
 	tcase_add_test(tc, test_cache_size_zero);
+	tcase_add_test(tc, test_copy_sizes);
 	tcase_add_test(tc, test_claimed_cache);
 	tcase_add_test(tc, test_largest_cache);
 	tcase_add_test(tc, test_flush_request);

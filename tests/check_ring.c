@@ -3,6 +3,8 @@
  * wrap-around of index and sequences, forked processes moving millions of
  * references through one ring in shared memory, and processes killed in
  * the middle of an operation (what ring_repair() makes of what they left).
+ * Also each build of the long copies (ring.c, copy.c), as this suite
+ * links the library's objects themselves.
  */
 #include "config.h"
 
@@ -16,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ring.h"
+#include "segment-internal.h"
 #include "testutil.h"
 
 struct shared_ring {
@@ -136,6 +138,231 @@ START_TEST(test_wrap)
 	ring_free(&s);
 }
 END_TEST
+
+/* Objects of the test_wide_copies pool: references 0 .. WIDE_OBJS - 1. */
+#define WIDE_OBJS	300
+static char wide_objs[WIDE_OBJS << SHMPOOL_REF_SHIFT]
+	__attribute__((aligned(SHMPOOL_CACHE_LINE)));
+
+static void *
+wide_obj(unsigned int i)
+{
+	return wide_objs + ((size_t)(i % WIDE_OBJS) << SHMPOOL_REF_SHIFT);
+}
+
+/*
+ * Bulks of 64-bit elements, pointers and offsets, of RING_WIDE_MIN and
+ * more (the copies built for the CPU's widest vectors, ring_fill_wide()
+ * and ring_copy_out_wide()), of every size from 31 to 256 in steps of 5,
+ * across the array's end and the sequences' wrap: each element comes out
+ * as it went in, in order.
+ */
+START_TEST(test_wide_copies)
+{
+	struct shared_ring s = ring_new(256);
+	void *in[256], *out[256];
+	uint64_t off[256];
+	unsigned int next = 0, n, i;
+
+	ring_set_heads(&s.v, UINT32_MAX - 100);
+	for (n = RING_WIDE_MIN - 1; n <= 256; n += 5) {
+		for (i = 0; i < n; i++)
+			in[i] = wide_obj(next + i);
+		ck_assert_uint_eq(ring_put(&s.v, in, RING_PTRS, wide_objs, n,
+			RING_BULK, &s.recs[0]), n);
+		ck_assert_uint_eq(ring_get(&s.v, off, RING_OFFS, NULL, n,
+			RING_BULK), n);
+		for (i = 0; i < n; i++)
+			ck_assert_uint_eq(off[i], (uint64_t)((next + i) %
+				WIDE_OBJS) << SHMPOOL_REF_SHIFT);
+		ck_assert_uint_eq(ring_put(&s.v, off, RING_OFFS, NULL, n,
+			RING_BULK, &s.recs[0]), n);
+		memset(out, 0, sizeof(out));
+		ck_assert_uint_eq(ring_get(&s.v, out, RING_PTRS, wide_objs, n,
+			RING_BULK), n);
+		for (i = 0; i < n; i++)
+			ck_assert_ptr_eq(out[i], in[i]);
+		ck_assert_uint_eq(ring_count(&s.v), 0);
+		next += n;
+	}
+	ck_assert_uint_eq(s.recs[0], 0);
+	ring_free(&s);
+}
+END_TEST
+
+/*
+ * A long read (64 entries, 20 before the array's end) sees one entry
+ * that is not yet written, or a hole, wherever it is among the 64: the
+ * first, inside the vectors, in the last one.
+ */
+START_TEST(test_wide_read_checks)
+{
+	static const unsigned int at[] = { 0, 1, 19, 20, 37, 61, 62, 63 };
+	struct shared_ring s = ring_new(256);
+	uint64_t pos = ((uint64_t)1 << 32) - 20, off[64], *e, good;
+	void *in[64];
+	unsigned int i, j;
+
+	ring_set_heads(&s.v, pos);
+	for (i = 0; i < 64; i++)
+		in[i] = wide_obj(i);
+	ck_assert_uint_eq(ring_put(&s.v, in, RING_PTRS, wide_objs, 64,
+		RING_BULK, &s.recs[0]), 64);
+	ck_assert_int_eq(ring_read(&s.v, pos, 64, off, RING_OFFS, NULL), 1);
+	for (j = 0; j < sizeof(at) / sizeof(at[0]); j++) {
+		e = &s.v.ents[(pos + at[j]) & s.v.mask];
+		good = *e;
+		/* Unwritten: the entry of the lap before. */
+		*e = ring_ent((uint32_t)(pos + at[j]) + 1 - 256, at[j]);
+		ck_assert_msg(ring_read(&s.v, pos, 64, off, RING_OFFS, NULL)
+			== 0, "unwritten entry %u not seen", at[j]);
+		/* A hole. */
+		*e = ring_ent((uint32_t)(pos + at[j]) + 2, at[j]);
+		ck_assert_msg(ring_read(&s.v, pos, 64, off, RING_OFFS, NULL)
+			== 0, "hole at entry %u not seen", at[j]);
+		*e = good;
+		ck_assert_int_eq(ring_read(&s.v, pos, 64, off, RING_OFFS,
+			NULL), 1);
+	}
+	for (i = 0; i < 64; i++)
+		ck_assert_uint_eq(off[i], (uint64_t)i << SHMPOOL_REF_SHIFT);
+	ring_free(&s);
+}
+END_TEST
+
+/* A build of the long copies, and whether this CPU can run it. */
+struct wide_build {
+	const char *name;
+	ring_fill_wide_fn *fill;
+	ring_copy_out_wide_fn *copy_out;
+	int runs;
+};
+
+static const struct wide_build *
+wide_builds(unsigned int *nb)
+{
+	static struct wide_build b[] = {
+		{ "baseline", ring_fill_wide_base, ring_copy_out_wide_base, 1 },
+#if RING_WIDE_AVX2
+		{ "avx2", ring_fill_wide_avx2, ring_copy_out_wide_avx2, 0 },
+#endif
+	};
+
+#if RING_WIDE_AVX2
+	b[1].runs = copy_cpu_has_avx2();
+#endif
+	*nb = sizeof(b) / sizeof(b[0]);
+	return b;
+}
+
+/*
+ * Each build of the long copies, whichever the library picked: every size
+ * from RING_WIDE_MIN to 200 with sequences across the 2^32 wrap, pointers
+ * (base = the objects) and offsets (base = 0); the entries written are
+ * exactly seq + i, ref; nothing is written past them; a wrong sequence at
+ * any place is seen.
+ */
+START_TEST(test_wide_builds)
+{
+	const struct wide_build *b;
+	uint64_t e[202], words[200], out[202];
+	uint32_t seq = UINT32_MAX - 77, ref;
+	unsigned int nb, k, m, i, bad, pass;
+
+	b = wide_builds(&nb);
+	for (k = 0; k < nb; k++) {
+		if (!b[k].runs) {
+			printf("test_wide_builds: the %s build skipped: this "
+				"CPU cannot run it\n", b[k].name);
+			continue;
+		}
+		for (pass = 0; pass < 2; pass++) {
+			uint64_t base = pass == 0 ?
+				(uint64_t)(uintptr_t)wide_objs : 0;
+
+			for (m = RING_WIDE_MIN; m <= 200; m++) {
+				for (i = 0; i < m; i++)
+					words[i] = base + ((uint64_t)(i * 7 +
+						m) << SHMPOOL_REF_SHIFT);
+				for (i = 0; i < m + 2; i++)
+					e[i] = out[i] = 0xdeadbeefcafef00dull;
+				b[k].fill(e + 1, seq, words, base, m);
+				ck_assert_uint_eq(e[0], 0xdeadbeefcafef00dull);
+				ck_assert_uint_eq(e[m + 1], 0xdeadbeefcafef00dull);
+				for (i = 0; i < m; i++)
+					ck_assert_msg(e[i + 1] == ring_ent(seq +
+						i, i * 7 + m), "%s fill m %u: "
+						"entry %u", b[k].name, m, i);
+				ck_assert_uint_eq(b[k].copy_out(e + 1, seq,
+					out + 1, base, m), 0);
+				ck_assert_uint_eq(out[0], 0xdeadbeefcafef00dull);
+				ck_assert_uint_eq(out[m + 1],
+					0xdeadbeefcafef00dull);
+				ck_assert(memcmp(out + 1, words, m * 8) == 0);
+				/* One wrong sequence, at i = m - 1, m / 2, 0. */
+				for (bad = 0; bad < 3; bad++) {
+					i = bad == 0 ? m - 1 : bad == 1 ? m / 2 : 0;
+					ref = (uint32_t)e[i + 1];
+					e[i + 1] = ring_ent(seq + i + 2, ref);
+					ck_assert_msg(b[k].copy_out(e + 1, seq,
+						out + 1, base, m) != 0,
+						"%s copy_out m %u: entry %u "
+						"not checked", b[k].name, m, i);
+					e[i + 1] = ring_ent(seq + i, ref);
+				}
+			}
+		}
+	}
+}
+END_TEST
+
+#if SHMPOOL_COPY_CALL_
+/* Each build of the cache's long copies (copy.c), as test_wide_builds. */
+START_TEST(test_copy_builds)
+{
+	static const struct {
+		const char *name;
+		copy_fn *add, *sub;
+		unsigned int min;
+	} b[] = {
+		{ "baseline", copy_add_base, copy_sub_base, 1 },
+		{ "avx2", copy_add_avx2, copy_sub_avx2, 16 },
+	};
+	uint64_t src[300], dst[302], base = 0x7f0012345000ull;
+	unsigned int k, n, i;
+
+	for (k = 0; k < 2; k++) {
+		if (k == 1 && !copy_cpu_has_avx2()) {
+			printf("test_copy_builds: the avx2 build skipped: "
+				"this CPU cannot run it\n");
+			continue;
+		}
+		for (n = b[k].min; n <= 300; n++) {
+			for (i = 0; i < n; i++)
+				src[i] = (uint64_t)(i * 131 + n) << 6;
+			for (i = 0; i < n + 2; i++)
+				dst[i] = 1;
+			b[k].add(dst + 1, src, n, base);
+			ck_assert_uint_eq(dst[0], 1);
+			ck_assert_uint_eq(dst[n + 1], 1);
+			for (i = 0; i < n; i++)
+				ck_assert_msg(dst[i + 1] == src[i] + base,
+					"%s add n %u: element %u", b[k].name,
+					n, i);
+			for (i = 0; i < n; i++)
+				src[i] += base;
+			b[k].sub(dst + 1, src, n, base);
+			ck_assert_uint_eq(dst[0], 1);
+			ck_assert_uint_eq(dst[n + 1], 1);
+			for (i = 0; i < n; i++)
+				ck_assert_msg(dst[i + 1] == src[i] - base,
+					"%s sub n %u: element %u", b[k].name,
+					n, i);
+		}
+	}
+}
+END_TEST
+#endif
 
 #define MP_REFS		4096
 #define MP_MOVES	2000000	/* references each process moves */
@@ -517,6 +744,12 @@ ring_suite(void)
 
 	tcase_add_test(tc, test_bulk_and_burst);
 	tcase_add_test(tc, test_wrap);
+	tcase_add_test(tc, test_wide_copies);
+	tcase_add_test(tc, test_wide_read_checks);
+	tcase_add_test(tc, test_wide_builds);
+#if SHMPOOL_COPY_CALL_
+	tcase_add_test(tc, test_copy_builds);
+#endif
 	tcase_add_test(tc, test_dead_producer);
 	tcase_add_test(tc, test_live_producer_untouched);
 	tcase_add_test(tc, test_dead_consumer);

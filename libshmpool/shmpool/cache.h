@@ -148,7 +148,8 @@ shmpool_ptr_to_ref_(const struct shmpool *pool, const void *obj)
 /*
  * The copies of a hit.  A small constant n is left to the compiler,
  * which unrolls the loop whole.  For a larger n, or one known only at run
- * time, the copy goes
+ * time, the copy is a call to the library from SHMPOOL_COPY_CALL_MIN_
+ * objects on, and below that goes
  * in 16-byte vectors, eight objects a turn while at least eight are left,
  * then two, and the last vector of each kind is placed to end exactly at
  * n, overlapping what was copied before it (copying an object twice writes
@@ -202,8 +203,24 @@ typedef uint64_t shmpool_u64_ __attribute__((may_alias));
 	if ((n) & 7)							\
 		SHMPOOL_VCOPY8_((dst) + (n) - 8, (src) + (n) - 8, op, b_); \
 } while (0)
+/* From this many objects on, a run-time size is copied by a call to the
+ * library, whose copy uses the CPU's widest vectors (copy.c): twice the
+ * bytes per store of the 16-byte copy above, worth the call from 32
+ * objects on (at 16 the call costs more than it saves). */
+#if defined(__x86_64__)
+#define SHMPOOL_COPY_CALL_	1
+#define SHMPOOL_COPY_CALL_MIN_	32
+SHMPOOL_API void shmpool_copy_add_(uint64_t *dst, const uint64_t *src,
+		unsigned int n, uint64_t b);
+SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
+		unsigned int n, uint64_t b);
+#endif
 #else
 #define SHMPOOL_VCOPY_OK_	0
+#endif
+#ifndef SHMPOOL_COPY_CALL_
+#define SHMPOOL_COPY_CALL_	0
+#define SHMPOOL_COPY_CALL_MIN_	0
 #endif
 
 /* objs[i] = base + offs[i], for i < n (n >= 1). */
@@ -222,6 +239,13 @@ shmpool_offs_to_ptrs_(void **objs, const uint64_t *offs, unsigned int n,
 		unsigned int m = n;
 
 		SHMPOOL_OPAQUE_(m);
+#if SHMPOOL_COPY_CALL_
+		if (m >= SHMPOOL_COPY_CALL_MIN_) {
+			shmpool_copy_add_((uint64_t *)objs, offs, m,
+				(uint64_t)(uintptr_t)base);
+			return;
+		}
+#endif
 		SHMPOOL_COPY_((shmpool_u64_ *)objs, (const shmpool_u64_ *)offs,
 			m, +, (uint64_t)(uintptr_t)base);
 #endif
@@ -244,6 +268,13 @@ shmpool_ptrs_to_offs_(uint64_t *offs, void * const *objs, unsigned int n,
 		unsigned int m = n;
 
 		SHMPOOL_OPAQUE_(m);
+#if SHMPOOL_COPY_CALL_
+		if (m >= SHMPOOL_COPY_CALL_MIN_) {
+			shmpool_copy_sub_(offs, (const uint64_t *)objs, m,
+				(uint64_t)base);
+			return;
+		}
+#endif
 		SHMPOOL_COPY_((shmpool_u64_ *)offs, (const shmpool_u64_ *)objs,
 			m, -, (uint64_t)base);
 #endif

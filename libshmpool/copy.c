@@ -1,0 +1,93 @@
+/*
+ * copy.c - the long copies of a cache hit, out of line so that they can
+ * use the widest vectors the CPU has.
+ *
+ * The inline get and put are compiled into the application, for the
+ * instruction set it was built for (often the x86-64 baseline: 16-byte
+ * vectors).  A copy of many objects is limited by the stores, one a cycle:
+ * 32-byte vectors halve it.  So above SHMPOOL_COPY_CALL_MIN_ objects the
+ * inline code calls these, which are resolved once, when the library is
+ * loaded, to the AVX2 version where the CPU has AVX2.
+ */
+#include "config.h"
+
+#include <stdint.h>
+
+#include "segment-internal.h"
+
+#if SHMPOOL_COPY_CALL_
+COPY_RESOLVER int
+copy_cpu_has_avx2(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2");
+}
+
+typedef uint64_t copy_v4 __attribute__((vector_size(32), aligned(8),
+	may_alias));
+
+/*
+ * dst[i] = src[i] op b for i < n (n >= 16), four 32-byte vectors a turn,
+ * the last four placed to end exactly at n (see SHMPOOL_COPY_).
+ */
+#define COPY_V4_(d, s, i, op, b) \
+	(*(copy_v4 *)((d) + (i)) = *(const copy_v4 *)((s) + (i)) op (b))
+#define COPY_V16_(d, s, op, b) do {					\
+	COPY_V4_(d, s, 0, op, b);					\
+	COPY_V4_(d, s, 4, op, b);					\
+	COPY_V4_(d, s, 8, op, b);					\
+	COPY_V4_(d, s, 12, op, b);					\
+} while (0)
+#define COPY_WIDE_(dst, src, n, op, b0) do {				\
+	const copy_v4 b_ = { (b0), (b0), (b0), (b0) };			\
+	const shmpool_u64_ *s_ = (src), *last_ = (src) + ((n) & ~15U);	\
+	shmpool_u64_ *d_ = (dst);					\
+									\
+	for (; s_ < last_; s_ += 16, d_ += 16)				\
+		COPY_V16_(d_, s_, op, b_);				\
+	if ((n) & 15)							\
+		COPY_V16_((dst) + (n) - 16, (src) + (n) - 16, op, b_);	\
+} while (0)
+
+void __attribute__((target("avx2")))
+copy_add_avx2(uint64_t *dst, const uint64_t *src, unsigned int n, uint64_t b)
+{
+	COPY_WIDE_(dst, src, n, +, b);
+}
+
+void __attribute__((target("avx2")))
+copy_sub_avx2(uint64_t *dst, const uint64_t *src, unsigned int n, uint64_t b)
+{
+	COPY_WIDE_(dst, src, n, -, b);
+}
+
+/* Without AVX2: the inline code's own 16-byte copy. */
+void
+copy_add_base(uint64_t *dst, const uint64_t *src, unsigned int n, uint64_t b)
+{
+	SHMPOOL_COPY_(dst, src, n, +, b);
+}
+
+void
+copy_sub_base(uint64_t *dst, const uint64_t *src, unsigned int n, uint64_t b)
+{
+	SHMPOOL_COPY_(dst, src, n, -, b);
+}
+
+static COPY_RESOLVER copy_fn *
+copy_add_resolve(void)
+{
+	return copy_cpu_has_avx2() ? copy_add_avx2 : copy_add_base;
+}
+
+static COPY_RESOLVER copy_fn *
+copy_sub_resolve(void)
+{
+	return copy_cpu_has_avx2() ? copy_sub_avx2 : copy_sub_base;
+}
+
+void shmpool_copy_add_(uint64_t *dst, const uint64_t *src, unsigned int n,
+		uint64_t b) __attribute__((ifunc("copy_add_resolve")));
+void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src, unsigned int n,
+		uint64_t b) __attribute__((ifunc("copy_sub_resolve")));
+#endif
