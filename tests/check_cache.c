@@ -244,12 +244,34 @@ START_TEST(test_bypass_uses_own_cache)
 END_TEST
 
 /*
- * Every size from 1 to 300 through a cache of 512 that holds at least 513:
+ * Every size from 1 to 300, and constant sizes around the copy's vector
+ * counts, through a cache of 512 that holds at least 513:
  * each get is a hit that returns the cache's top n in order (the copies
  * inline and, from SHMPOOL_COPY_CALL_MIN_ objects, the library's), writes
  * nothing past objs[n - 1], and the put of them restores the cache word
  * for word, writing nothing past its top.
  */
+/* A get of n from the cache (len of them) and the put of them back, as
+ * test_copy_sizes describes; n a constant or not. */
+#define COPY_SIZE_CHECK(n) do {						\
+	memcpy(saved, &c->objs[len - (n)], (n) * sizeof(saved[0]));	\
+	objs[n] = NR_GUARD;						\
+	c->objs[len] = 0x5a5a;						\
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, (n)), 0);		\
+	ck_assert_uint_eq(c->len, len - (n));				\
+	for (i = 0; i < (n); i++)					\
+		ck_assert_msg(objs[i] == pool->objbase + saved[i],	\
+			"get of %u: objs[%u] is not the cache's",	\
+			(unsigned int)(n), i);				\
+	ck_assert_ptr_eq(objs[n], NR_GUARD);				\
+	ck_assert_int_eq(shmpool_put_bulk(pool, objs, (n)), 0);		\
+	ck_assert_uint_eq(c->len, len);					\
+	ck_assert_msg(memcmp(&c->objs[len - (n)], saved,		\
+		(n) * sizeof(saved[0])) == 0, "put of %u",		\
+		(unsigned int)(n));					\
+	ck_assert_uint_eq(c->objs[len], 0x5a5a);			\
+} while (0)
+
 START_TEST(test_copy_sizes)
 {
 	static void *objs[301];
@@ -265,22 +287,24 @@ START_TEST(test_copy_sizes)
 	ck_assert_int_eq(shmpool_put(pool, objs[0]), 0);
 	len = c->len;
 	ck_assert_uint_eq(len, 513);
-	for (n = 1; n <= 300; n++) {
-		memcpy(saved, &c->objs[len - n], n * sizeof(saved[0]));
-		objs[n] = NR_GUARD;
-		c->objs[len] = 0x5a5a;
-		ck_assert_int_eq(shmpool_get_bulk(pool, objs, n), 0);
-		ck_assert_uint_eq(c->len, len - n);
-		for (i = 0; i < n; i++)
-			ck_assert_msg(objs[i] == pool->objbase + saved[i],
-				"get of %u: objs[%u] is not the cache's", n, i);
-		ck_assert_ptr_eq(objs[n], NR_GUARD);
-		ck_assert_int_eq(shmpool_put_bulk(pool, objs, n), 0);
-		ck_assert_uint_eq(c->len, len);
-		ck_assert_msg(memcmp(&c->objs[len - n], saved,
-			n * sizeof(saved[0])) == 0, "put of %u", n);
-		ck_assert_uint_eq(c->objs[len], 0x5a5a);
-	}
+	for (n = 1; n <= 300; n++)
+		COPY_SIZE_CHECK(n);
+	/* Sizes the compiler knows: the branches of the copy decided at
+	 * compile time, each vector count and tail. */
+	COPY_SIZE_CHECK(1);
+	COPY_SIZE_CHECK(2);
+	COPY_SIZE_CHECK(3);
+	COPY_SIZE_CHECK(4);
+	COPY_SIZE_CHECK(7);
+	COPY_SIZE_CHECK(8);
+	COPY_SIZE_CHECK(9);
+	COPY_SIZE_CHECK(15);
+	COPY_SIZE_CHECK(16);
+	COPY_SIZE_CHECK(17);
+	COPY_SIZE_CHECK(31);
+	COPY_SIZE_CHECK(32);
+	COPY_SIZE_CHECK(33);
+	COPY_SIZE_CHECK(128);
 	ck_assert_int_eq(shmpool_detach(pool), 0);
 }
 END_TEST
