@@ -5,9 +5,9 @@
  * The inline get and put are compiled into the application, for the
  * instruction set it was built for (often the x86-64 baseline: 16-byte
  * vectors).  A copy of many objects is limited by the stores, one a cycle:
- * 32-byte vectors halve it.  So above SHMPOOL_COPY_CALL_MIN_ objects the
+ * 32-byte vectors halve it.  So from SHMPOOL_COPY_CALL_MIN_ objects on the
  * inline code calls these, which are resolved once, when the library is
- * loaded, to the AVX2 version where the CPU has AVX2.
+ * loaded, to the AVX2 build where the CPU has AVX2.
  */
 #include "config.h"
 
@@ -49,42 +49,27 @@ typedef uint64_t copy_v4 __attribute__((vector_size(32), aligned(8),
 		COPY_V16_((dst) + (n) - 16, (src) + (n) - 16, op, b_);	\
 } while (0)
 
-void __attribute__((target("avx2")))
-copy_add_avx2(uint64_t *dst, const uint64_t *src, unsigned int n, uint64_t b)
-{
-	COPY_WIDE_(dst, src, n, +, b);
+/* The four builds: op + and -, for AVX2 and for the baseline (the
+ * inline code's own 16-byte copy). */
+#define COPY_DEFINE(name, attr, op, COPY)				\
+void attr								\
+name(uint64_t *dst, const uint64_t *src, unsigned int n, uint64_t b)	\
+{									\
+	COPY(dst, src, n, op, b);					\
 }
+COPY_DEFINE(copy_add_avx2, __attribute__((target("avx2"))), +, COPY_WIDE_)
+COPY_DEFINE(copy_sub_avx2, __attribute__((target("avx2"))), -, COPY_WIDE_)
+COPY_DEFINE(copy_add_base, , +, SHMPOOL_COPY_)
+COPY_DEFINE(copy_sub_base, , -, SHMPOOL_COPY_)
 
-void __attribute__((target("avx2")))
-copy_sub_avx2(uint64_t *dst, const uint64_t *src, unsigned int n, uint64_t b)
-{
-	COPY_WIDE_(dst, src, n, -, b);
+#define COPY_RESOLVE(name)						\
+static COPY_RESOLVER copy_fn *						\
+name##_resolve(void)							\
+{									\
+	return copy_cpu_has_avx2() ? name##_avx2 : name##_base;		\
 }
-
-/* Without AVX2: the inline code's own 16-byte copy. */
-void
-copy_add_base(uint64_t *dst, const uint64_t *src, unsigned int n, uint64_t b)
-{
-	SHMPOOL_COPY_(dst, src, n, +, b);
-}
-
-void
-copy_sub_base(uint64_t *dst, const uint64_t *src, unsigned int n, uint64_t b)
-{
-	SHMPOOL_COPY_(dst, src, n, -, b);
-}
-
-static COPY_RESOLVER copy_fn *
-copy_add_resolve(void)
-{
-	return copy_cpu_has_avx2() ? copy_add_avx2 : copy_add_base;
-}
-
-static COPY_RESOLVER copy_fn *
-copy_sub_resolve(void)
-{
-	return copy_cpu_has_avx2() ? copy_sub_avx2 : copy_sub_base;
-}
+COPY_RESOLVE(copy_add)
+COPY_RESOLVE(copy_sub)
 
 void shmpool_copy_add_(uint64_t *dst, const uint64_t *src, unsigned int n,
 		uint64_t b) __attribute__((ifunc("copy_add_resolve")));

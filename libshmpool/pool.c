@@ -109,21 +109,8 @@ stats_fold(struct shmpool_stats *dst, struct shmpool_cache *c)
 	FOLD(get_fail_bulk);
 	FOLD(get_fail_objs);
 #undef FOLD
-#define ZERO(f) (c->f = 0)
-	ZERO(put_bulk);
-	ZERO(put_objs_over);
-	ZERO(get_success_bulk);
-	ZERO(get_success_objs_over);
-	ZERO(put_direct_bulk);
-	ZERO(put_direct_objs);
-	ZERO(get_direct_bulk);
-	ZERO(get_direct_objs);
-	ZERO(put_common_pool_bulk);
-	ZERO(put_common_pool_objs);
-	ZERO(get_common_pool_bulk);
-	ZERO(get_common_pool_objs);
-	ZERO(get_fail_bulk);
-	ZERO(get_fail_objs);
+#define ZERO(f) c->f = 0;
+	SHMPOOL_CACHE_COUNTERS_(ZERO)
 #undef ZERO
 }
 

@@ -12,13 +12,12 @@
 
 /*
  * The long copies, built twice: for AVX2 and for the baseline, the one
- * for this CPU picked when the library is loaded (copy.c).  With 64-bit
- * elements the references of pointers and of offsets are computed alike
- * ((word - base) >> SHMPOOL_REF_SHIFT), so one loop serves both.
+ * for this CPU picked when the library is loaded (copy.c).  Pointers and
+ * offsets are the same loop (ring_src_ref(), ring_dst_set()): an offset
+ * is a pointer with a base of 0.
  */
 #define RING_WIDE_FILL_BODY \
-	ring_fill(e, seq, (const void *)src, RING_PTRS, \
-		(const char *)(uintptr_t)base, m)
+	ring_fill(e, seq, src, RING_PTRS, (const char *)(uintptr_t)base, m)
 #define RING_WIDE_COPY_OUT_BODY \
 	return ring_copy_out(e, seq, dst, RING_PTRS, (char *)(uintptr_t)base, m)
 

@@ -207,18 +207,30 @@ enum ring_kind {
 	RING_OFFS,
 };
 
+/*
+ * Pointers and offsets are both 64-bit words, read and written as
+ * integers (an offset is a pointer with a base of 0), through a type that
+ * may alias either.
+ */
+typedef uint64_t ring_word __attribute__((may_alias));
+
+/* The base of kind k's 64-bit elements: objbase for pointers, 0 for
+ * offsets. */
+static inline uint64_t
+ring_wide_base(enum ring_kind k, const char *base)
+{
+	return k == RING_PTRS ? (uint64_t)(uintptr_t)base : 0;
+}
+
 /* The reference of element i of src, of kind k. */
 static inline uint32_t
 ring_src_ref(const void *src, unsigned int i, enum ring_kind k,
 		const char *base)
 {
-	if (k == RING_PTRS)
-		return (uint32_t)(((uintptr_t)((void * const *)src)[i] -
-			(uintptr_t)base) >> SHMPOOL_REF_SHIFT);
-	if (k == RING_OFFS)
-		return (uint32_t)(((const uint64_t *)src)[i] >>
-			SHMPOOL_REF_SHIFT);
-	return ((const uint32_t *)src)[i];
+	if (k == RING_REFS)
+		return ((const uint32_t *)src)[i];
+	return (uint32_t)((((const ring_word *)src)[i] -
+		ring_wide_base(k, base)) >> SHMPOOL_REF_SHIFT);
 }
 
 /* Element i of dst, of kind k, is the object of reference ref. */
@@ -226,12 +238,11 @@ static inline void
 ring_dst_set(void *dst, unsigned int i, enum ring_kind k, char *base,
 		uint32_t ref)
 {
-	if (k == RING_PTRS)
-		((void **)dst)[i] = base + ((uintptr_t)ref << SHMPOOL_REF_SHIFT);
-	else if (k == RING_OFFS)
-		((uint64_t *)dst)[i] = (uint64_t)ref << SHMPOOL_REF_SHIFT;
-	else
+	if (k == RING_REFS)
 		((uint32_t *)dst)[i] = ref;
+	else
+		((ring_word *)dst)[i] = ring_wide_base(k, base) +
+			((uint64_t)ref << SHMPOOL_REF_SHIFT);
 }
 
 /* dst or src advanced by i elements of kind k. */
@@ -285,18 +296,18 @@ ring_copy_out_wide_fn ring_copy_out_wide_avx2;
  * before a sanitizer's runtime is set up: they and it are left
  * uninstrumented (COPY_RESOLVER).
  */
-#define COPY_RESOLVER	__attribute__((no_sanitize_address, \
-	no_sanitize_undefined))
+#define COPY_RESOLVER	__attribute__((no_sanitize("address", "undefined", \
+	"thread"), no_instrument_function))
 COPY_RESOLVER int copy_cpu_has_avx2(void);
 #else
 #define RING_WIDE_AVX2		0
 #endif
 
-/* The base of kind k's elements as 64-bit words: see ring_fill_wide(). */
-static inline uint64_t
-ring_wide_base(enum ring_kind k, const char *base)
+/* Whether m entries of kind k go to the wide copies. */
+static inline int
+ring_wide_ok(enum ring_kind k, unsigned int m)
 {
-	return k == RING_PTRS ? (uint64_t)(uintptr_t)base : 0;
+	return k != RING_REFS && m >= RING_WIDE_MIN;
 }
 
 /* Write the m entries from e (see ring_fill()). */
@@ -304,7 +315,7 @@ static inline void
 ring_fill_any(uint64_t *e, uint32_t seq, const void *src, enum ring_kind k,
 		const char *base, unsigned int m)
 {
-	if (k != RING_REFS && m >= RING_WIDE_MIN)
+	if (ring_wide_ok(k, m))
 		ring_fill_wide(e, seq, (const uint64_t *)src,
 			ring_wide_base(k, base), m);
 	else
@@ -363,7 +374,7 @@ static inline uint32_t
 ring_copy_out_any(const uint64_t *e, uint32_t seq, void *dst,
 		enum ring_kind k, char *base, unsigned int m)
 {
-	if (k != RING_REFS && m >= RING_WIDE_MIN)
+	if (ring_wide_ok(k, m))
 		return ring_copy_out_wide(e, seq, (uint64_t *)dst,
 			ring_wide_base(k, base), m);
 	return ring_copy_out(e, seq, dst, k, base, m);

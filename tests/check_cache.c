@@ -248,14 +248,17 @@ END_TEST
  * counts, through a cache of 512 that holds at least 513:
  * each get is a hit that returns the cache's top n in order (the copies
  * inline and, from SHMPOOL_COPY_CALL_MIN_ objects, the library's), writes
- * nothing past objs[n - 1], and the put of them restores the cache word
- * for word, writing nothing past its top.
+ * nothing outside objs[0 .. n), and the put of them restores the cache
+ * word for word, writing nothing outside its top n.
  */
 /* A get of n from the cache (len of them) and the put of them back, as
- * test_copy_sizes describes; n a constant or not. */
+ * test_copy_sizes describes; n a constant or not.  objs is the caller's
+ * array, with a guard on each side (objs[-1], objs[n]); the cache's stack
+ * is guarded below the n (objs[len - n - 1]) and above (objs[len]). */
 #define COPY_SIZE_CHECK(n) do {						\
 	memcpy(saved, &c->objs[len - (n)], (n) * sizeof(saved[0]));	\
-	objs[n] = NR_GUARD;						\
+	objs[-1] = objs[n] = NR_GUARD;					\
+	below = c->objs[len - (n) - 1];					\
 	c->objs[len] = 0x5a5a;						\
 	ck_assert_int_eq(shmpool_get_bulk(pool, objs, (n)), 0);		\
 	ck_assert_uint_eq(c->len, len - (n));				\
@@ -263,22 +266,26 @@ END_TEST
 		ck_assert_msg(objs[i] == pool->objbase + saved[i],	\
 			"get of %u: objs[%u] is not the cache's",	\
 			(unsigned int)(n), i);				\
+	ck_assert_ptr_eq(objs[-1], NR_GUARD);				\
 	ck_assert_ptr_eq(objs[n], NR_GUARD);				\
 	ck_assert_int_eq(shmpool_put_bulk(pool, objs, (n)), 0);		\
 	ck_assert_uint_eq(c->len, len);					\
 	ck_assert_msg(memcmp(&c->objs[len - (n)], saved,		\
 		(n) * sizeof(saved[0])) == 0, "put of %u",		\
 		(unsigned int)(n));					\
+	ck_assert_uint_eq(c->objs[len - (n) - 1], below);		\
 	ck_assert_uint_eq(c->objs[len], 0x5a5a);			\
 } while (0)
 
 START_TEST(test_copy_sizes)
 {
-	static void *objs[301];
+	static void *array[302];
 	static uint64_t saved[300];
+	void **objs = array + 1;
 	struct shmpool *pool;
 	struct shmpool_cache *c;
 	unsigned int n, i, len;
+	uint64_t below;
 
 	tu_create("sizes", 2048, 64, 512, 4);
 	pool = tu_attach("sizes", -1);

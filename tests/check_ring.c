@@ -191,40 +191,42 @@ START_TEST(test_wide_copies)
 END_TEST
 
 /*
- * A long read (64 entries, 20 before the array's end) sees one entry
- * that is not yet written, or a hole, wherever it is among the 64: the
- * first, inside the vectors, in the last one.
+ * A long read (96 entries, 40 before the array's end and 56 after it, each
+ * piece long enough for the wide copy) sees one entry that is not yet
+ * written, or a hole, wherever it is among the 96: the first, inside the
+ * vectors, the last of each piece.
  */
 START_TEST(test_wide_read_checks)
 {
-	static const unsigned int at[] = { 0, 1, 19, 20, 37, 61, 62, 63 };
+	static const unsigned int at[] = { 0, 1, 20, 38, 39, 40, 41, 70,
+		94, 95 };
 	struct shared_ring s = ring_new(256);
-	uint64_t pos = ((uint64_t)1 << 32) - 20, off[64], *e, good;
-	void *in[64];
+	uint64_t pos = ((uint64_t)1 << 32) - 40, off[96], *e, good;
+	void *in[96];
 	unsigned int i, j;
 
 	ring_set_heads(&s.v, pos);
-	for (i = 0; i < 64; i++)
+	for (i = 0; i < 96; i++)
 		in[i] = wide_obj(i);
-	ck_assert_uint_eq(ring_put(&s.v, in, RING_PTRS, wide_objs, 64,
-		RING_BULK, &s.recs[0]), 64);
-	ck_assert_int_eq(ring_read(&s.v, pos, 64, off, RING_OFFS, NULL), 1);
+	ck_assert_uint_eq(ring_put(&s.v, in, RING_PTRS, wide_objs, 96,
+		RING_BULK, &s.recs[0]), 96);
+	ck_assert_int_eq(ring_read(&s.v, pos, 96, off, RING_OFFS, NULL), 1);
 	for (j = 0; j < sizeof(at) / sizeof(at[0]); j++) {
 		e = &s.v.ents[(pos + at[j]) & s.v.mask];
 		good = *e;
 		/* Unwritten: the entry of the lap before. */
 		*e = ring_ent((uint32_t)(pos + at[j]) + 1 - 256, at[j]);
-		ck_assert_msg(ring_read(&s.v, pos, 64, off, RING_OFFS, NULL)
+		ck_assert_msg(ring_read(&s.v, pos, 96, off, RING_OFFS, NULL)
 			== 0, "unwritten entry %u not seen", at[j]);
 		/* A hole. */
 		*e = ring_ent((uint32_t)(pos + at[j]) + 2, at[j]);
-		ck_assert_msg(ring_read(&s.v, pos, 64, off, RING_OFFS, NULL)
+		ck_assert_msg(ring_read(&s.v, pos, 96, off, RING_OFFS, NULL)
 			== 0, "hole at entry %u not seen", at[j]);
 		*e = good;
-		ck_assert_int_eq(ring_read(&s.v, pos, 64, off, RING_OFFS,
+		ck_assert_int_eq(ring_read(&s.v, pos, 96, off, RING_OFFS,
 			NULL), 1);
 	}
-	for (i = 0; i < 64; i++)
+	for (i = 0; i < 96; i++)
 		ck_assert_uint_eq(off[i], (uint64_t)i << SHMPOOL_REF_SHIFT);
 	ring_free(&s);
 }

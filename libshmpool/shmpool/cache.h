@@ -91,6 +91,15 @@ struct shmpool_cache {
 		__attribute__((aligned(SHMPOOL_CACHE_LINE)));
 };
 
+/* Every counter of struct shmpool_cache, for code that must visit them
+ * all (the library's fold at release); keep it next to the struct. */
+#define SHMPOOL_CACHE_COUNTERS_(X)					\
+	X(put_bulk) X(get_success_bulk) X(put_objs_over)		\
+	X(get_success_objs_over) X(put_direct_bulk) X(put_direct_objs)	\
+	X(get_direct_bulk) X(get_direct_objs) X(put_common_pool_bulk)	\
+	X(put_common_pool_objs) X(get_common_pool_bulk)		\
+	X(get_common_pool_objs) X(get_fail_bulk) X(get_fail_objs)
+
 /*
  * The part of an attached pool that the inline path reads.  The library
  * allocates it inside a larger private structure; never allocate or copy one.
@@ -157,12 +166,13 @@ shmpool_ptr_to_ref_(const struct shmpool *pool, const void *obj)
  * DPDK's rate with a plain loop vectorised and unrolled by gcc).  With a
  * constant n the compiler decides those branches and keeps only the
  * copies: at 4, two 16-byte loads, adds and stores, where the plain loop
- * it unrolled became scalar and half-vector moves (shmpool-perf --cache
- * 512 --get-bulk 4 --constant-n 1: 999 -> 1230 M objects/s).
+ * it unrolled became scalar and half-vector moves (docs/PERFORMANCE.md,
+ * commit 3b009a1: bulk 4, 1092 -> 1280 M objects/s).
  */
 /* A constant n from this up goes as a run-time one (the call, or where
  * there is none the loops made once for every size): no code is made
- * for a large size alone. */
+ * for a large size alone.  Equal to SHMPOOL_COPY_CALL_MIN_, so that a
+ * constant size either stays inline or takes the call. */
 #define SHMPOOL_COPY_CONST_MAX_	32
 
 #if defined(__GNUC__) && UINTPTR_MAX == UINT64_MAX
@@ -205,13 +215,16 @@ typedef uint64_t shmpool_u64_ __attribute__((may_alias));
 	if ((n) & 7)							\
 		SHMPOOL_VCOPY8_((dst) + (n) - 8, (src) + (n) - 8, op, b_); \
 } while (0)
-/* From this many objects on, a run-time size is copied by a call to the
- * library, whose copy uses the CPU's widest vectors (copy.c): twice the
- * bytes per store of the 16-byte copy above, worth the call from 32
- * objects on (at 16 the call costs more than it saves). */
-#if defined(__x86_64__)
+/* From this many objects on, a copy (of a run-time size, or a constant
+ * from SHMPOOL_COPY_CONST_MAX_ up) is a call to the library, whose copy
+ * uses the CPU's widest vectors (copy.c): twice the bytes per store of
+ * the 16-byte copy above, worth the call from 32 objects on (at 16 the
+ * call costs more than it saves).  Where the C library picks functions
+ * when it loads one (glibc's ifunc), on x86-64. */
+#if defined(__x86_64__) && defined(__GLIBC__)
 #define SHMPOOL_COPY_CALL_	1
 #define SHMPOOL_COPY_CALL_MIN_	32
+/* dst[i] = src[i] + b, and - b, for i < n; n >= SHMPOOL_COPY_CALL_MIN_. */
 SHMPOOL_API void shmpool_copy_add_(uint64_t *dst, const uint64_t *src,
 		unsigned int n, uint64_t b);
 SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
@@ -225,31 +238,48 @@ SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
 #define SHMPOOL_COPY_CALL_MIN_	0
 #endif
 
+/*
+ * dst[i] = src[i] op b for i < n (n >= 1), 64-bit words both; call is
+ * the library's copy of that op.  A constant n below
+ * SHMPOOL_COPY_CONST_MAX_ keeps its value, so that the compiler decides
+ * the copy's branches.
+ */
+#if SHMPOOL_VCOPY_OK_
+#if SHMPOOL_COPY_CALL_
+#define SHMPOOL_COPY_CALL_IF_(dst, src, m, call, b)			\
+	if ((m) >= SHMPOOL_COPY_CALL_MIN_) {				\
+		call((uint64_t *)(dst), (const uint64_t *)(src), (m), (b)); \
+		break;							\
+	}
+#else
+#define SHMPOOL_COPY_CALL_IF_(dst, src, m, call, b)
+#endif
+#define SHMPOOL_HIT_COPY_(dst, src, n, op, call, b) do {		\
+	unsigned int m_ = (n);						\
+									\
+	if (!__builtin_constant_p(n) || (n) >= SHMPOOL_COPY_CONST_MAX_)	\
+		SHMPOOL_OPAQUE_(m_);					\
+	SHMPOOL_COPY_CALL_IF_(dst, src, m_, call, b)			\
+	SHMPOOL_COPY_((shmpool_u64_ *)(dst), (const shmpool_u64_ *)(src), \
+		m_, op, (b));						\
+} while (0)
+#else
+#define SHMPOOL_HIT_COPY_(dst, src, n, op, call, b) do {		\
+	unsigned int i_;						\
+									\
+	for (i_ = 0; i_ < (n); i_++)					\
+		((uint64_t *)(dst))[i_] =				\
+			((const uint64_t *)(src))[i_] op (b);		\
+} while (0)
+#endif
+
 /* objs[i] = base + offs[i], for i < n (n >= 1). */
 static inline void
 shmpool_offs_to_ptrs_(void **objs, const uint64_t *offs, unsigned int n,
 		char *base)
 {
-#if SHMPOOL_VCOPY_OK_
-	unsigned int m = n;
-
-	if (!__builtin_constant_p(n) || n >= SHMPOOL_COPY_CONST_MAX_)
-		SHMPOOL_OPAQUE_(m);
-#if SHMPOOL_COPY_CALL_
-	if (m >= SHMPOOL_COPY_CALL_MIN_) {
-		shmpool_copy_add_((uint64_t *)objs, offs, m,
-			(uint64_t)(uintptr_t)base);
-		return;
-	}
-#endif
-	SHMPOOL_COPY_((shmpool_u64_ *)objs, (const shmpool_u64_ *)offs, m, +,
+	SHMPOOL_HIT_COPY_(objs, offs, n, +, shmpool_copy_add_,
 		(uint64_t)(uintptr_t)base);
-#else
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		objs[i] = base + offs[i];
-#endif
 }
 
 /* offs[i] = objs[i] - base, for i < n (n >= 1). */
@@ -257,26 +287,8 @@ static inline void
 shmpool_ptrs_to_offs_(uint64_t *offs, void * const *objs, unsigned int n,
 		uintptr_t base)
 {
-#if SHMPOOL_VCOPY_OK_
-	unsigned int m = n;
-
-	if (!__builtin_constant_p(n) || n >= SHMPOOL_COPY_CONST_MAX_)
-		SHMPOOL_OPAQUE_(m);
-#if SHMPOOL_COPY_CALL_
-	if (m >= SHMPOOL_COPY_CALL_MIN_) {
-		shmpool_copy_sub_(offs, (const uint64_t *)objs, m,
-			(uint64_t)base);
-		return;
-	}
-#endif
-	SHMPOOL_COPY_((shmpool_u64_ *)offs, (const shmpool_u64_ *)objs, m, -,
+	SHMPOOL_HIT_COPY_(offs, objs, n, -, shmpool_copy_sub_,
 		(uint64_t)base);
-#else
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		offs[i] = (uintptr_t)objs[i] - base;
-#endif
 }
 
 /* The top n objects of cache (n <= its length) to objs, in order, and
