@@ -261,8 +261,8 @@ ring_at(const void *p, unsigned int i, enum ring_kind k)
  * src[0 .. m).  A straight loop, so that it vectorises.
  */
 static inline __attribute__((always_inline)) void
-ring_fill(uint64_t *e, uint32_t seq, const void *src, enum ring_kind k,
-		const char *base, unsigned int m)
+ring_fill(uint64_t *restrict e, uint32_t seq, const void *restrict src,
+		enum ring_kind k, const char *base, unsigned int m)
 {
 	unsigned int i;
 
@@ -277,10 +277,11 @@ ring_fill(uint64_t *e, uint32_t seq, const void *src, enum ring_kind k,
  * which the inline copies, built for the baseline, cannot use.
  */
 #define RING_WIDE_MIN		32
-typedef void ring_fill_wide_fn(uint64_t *e, uint32_t seq, const uint64_t *src,
-		uint64_t base, unsigned int m);
-typedef uint32_t ring_copy_out_wide_fn(const uint64_t *e, uint32_t seq,
-		uint64_t *dst, uint64_t base, unsigned int m);
+typedef void ring_fill_wide_fn(uint64_t *restrict e, uint32_t seq,
+		const uint64_t *restrict src, uint64_t base, unsigned int m);
+typedef uint32_t ring_copy_out_wide_fn(const uint64_t *restrict e,
+		uint32_t seq, uint64_t *restrict dst, uint64_t base,
+		unsigned int m);
 ring_fill_wide_fn ring_fill_wide;
 ring_copy_out_wide_fn ring_copy_out_wide;
 /* The builds of each (tests): for the baseline, and on x86-64 for AVX2. */
@@ -351,8 +352,8 @@ ring_write(const struct ring_view *v, uint64_t pos, unsigned int n,
  * common case is that they all are.
  */
 static inline __attribute__((always_inline)) uint32_t
-ring_copy_out(const uint64_t *e, uint32_t seq, void *dst, enum ring_kind k,
-		char *base, unsigned int m)
+ring_copy_out(const uint64_t *restrict e, uint32_t seq, void *restrict dst,
+		enum ring_kind k, char *base, unsigned int m)
 {
 	uint32_t bad = 0;
 	unsigned int i;
