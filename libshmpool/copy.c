@@ -62,17 +62,9 @@ COPY_DEFINE(copy_sub_avx2, __attribute__((target("avx2"))), -, COPY_WIDE_)
 COPY_DEFINE(copy_add_base, , +, SHMPOOL_COPY_)
 COPY_DEFINE(copy_sub_base, , -, SHMPOOL_COPY_)
 
-#define COPY_RESOLVE(name)						\
-static COPY_RESOLVER copy_fn *						\
-name##_resolve(void)							\
-{									\
-	return copy_cpu_has_avx2() ? name##_avx2 : name##_base;		\
-}
-COPY_RESOLVE(copy_add)
-COPY_RESOLVE(copy_sub)
+COPY_IFUNC_RESOLVE(copy_add, copy_fn)
+COPY_IFUNC_RESOLVE(copy_sub, copy_fn)
 
-void shmpool_copy_add_(uint64_t *dst, const uint64_t *src, unsigned int n,
-		uint64_t b) __attribute__((ifunc("copy_add_resolve")));
-void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src, unsigned int n,
-		uint64_t b) __attribute__((ifunc("copy_sub_resolve")));
+copy_fn shmpool_copy_add_ __attribute__((ifunc("copy_add_resolve")));
+copy_fn shmpool_copy_sub_ __attribute__((ifunc("copy_sub_resolve")));
 #endif

@@ -219,7 +219,6 @@ pool_open_prot(int fd, const char *what, const char *name, int prot,
 	h->ring.ents = h->ring.r->ents;
 	h->ring.size = geom.ring_size;
 	h->ring.mask = geom.ring_size - 1;
-	h->ring.capacity = geom.ring_size;
 	h->pub.objbase = (char *)hdr + geom.objs_off;
 	memcpy(h->name, geom.name, sizeof(h->name));
 	pthread_mutex_init(&h->lock, NULL);

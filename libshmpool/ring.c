@@ -51,31 +51,17 @@ ring_copy_out_wide_avx2(const uint64_t *restrict e, uint32_t seq,
 	RING_WIDE_COPY_OUT_BODY;
 }
 
-static COPY_RESOLVER ring_fill_wide_fn *
-ring_fill_wide_resolve(void)
-{
-	return copy_cpu_has_avx2() ? ring_fill_wide_avx2 : ring_fill_wide_base;
-}
+COPY_IFUNC_RESOLVE(ring_fill_wide, ring_fill_wide_fn)
+COPY_IFUNC_RESOLVE(ring_copy_out_wide, ring_copy_out_wide_fn)
 
-static COPY_RESOLVER ring_copy_out_wide_fn *
-ring_copy_out_wide_resolve(void)
-{
-	return copy_cpu_has_avx2() ? ring_copy_out_wide_avx2 :
-		ring_copy_out_wide_base;
-}
-
-void ring_fill_wide(uint64_t *e, uint32_t seq, const uint64_t *src,
-		uint64_t base, unsigned int m)
+ring_fill_wide_fn ring_fill_wide
 	__attribute__((ifunc("ring_fill_wide_resolve")));
-uint32_t ring_copy_out_wide(const uint64_t *e, uint32_t seq, uint64_t *dst,
-		uint64_t base, unsigned int m)
+ring_copy_out_wide_fn ring_copy_out_wide
 	__attribute__((ifunc("ring_copy_out_wide_resolve")));
 #else
-void ring_fill_wide(uint64_t *e, uint32_t seq, const uint64_t *src,
-		uint64_t base, unsigned int m)
+ring_fill_wide_fn ring_fill_wide
 	__attribute__((alias("ring_fill_wide_base")));
-uint32_t ring_copy_out_wide(const uint64_t *e, uint32_t seq, uint64_t *dst,
-		uint64_t base, unsigned int m)
+ring_copy_out_wide_fn ring_copy_out_wide
 	__attribute__((alias("ring_copy_out_wide_base")));
 #endif
 

@@ -89,10 +89,10 @@
 struct ring {
 	uint32_t size;			/* entries, a power of two */
 	uint32_t mask;			/* size - 1 */
-	uint32_t capacity;		/* entries usable at once (size) */
 	uint32_t stalled;		/* set by a get that waited long for a
 					   position to be written; shmpoold
 					   repairs the ring and clears it */
+	uint32_t reserved0;
 	uint64_t holes;			/* holes between the heads */
 	uint64_t reserved1[5];
 	uint64_t prod_head __attribute__((aligned(64)));
@@ -118,7 +118,6 @@ struct ring_view {
 	uint64_t *ents;
 	uint32_t size;
 	uint32_t mask;
-	uint32_t capacity;
 };
 
 enum ring_mode {
@@ -154,7 +153,6 @@ ring_init(struct ring *r, uint32_t size)
 	memset(r, 0, sizeof(*r));
 	r->size = size;
 	r->mask = size - 1;
-	r->capacity = size;
 	for (i = 0; i < size; i++)
 		r->ents[i] = ring_ent(i + 1 - size, 0);
 }
@@ -177,7 +175,7 @@ ring_count(const struct ring_view *v)
 	count = (int64_t)(prod - cons - holes);
 	if (count < 0)
 		return 0;
-	return count > v->capacity ? v->capacity : (uint32_t)count;
+	return count > v->size ? v->size : (uint32_t)count;
 }
 
 /*
@@ -300,6 +298,14 @@ ring_copy_out_wide_fn ring_copy_out_wide_avx2;
 #define COPY_RESOLVER	__attribute__((no_sanitize("address", "undefined", \
 	"thread"), no_instrument_function))
 COPY_RESOLVER int copy_cpu_has_avx2(void);
+/* The resolver name##_resolve() of an ifunc: name##_avx2 where the CPU
+ * runs it, else name##_base, both of type type. */
+#define COPY_IFUNC_RESOLVE(name, type)					\
+static COPY_RESOLVER type *						\
+name##_resolve(void)							\
+{									\
+	return copy_cpu_has_avx2() ? name##_avx2 : name##_base;		\
+}
 #else
 #define RING_WIDE_AVX2		0
 #endif

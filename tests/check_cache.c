@@ -577,21 +577,75 @@ check_get_counts(struct shmpool *pool, const struct shmpool_stats *before,
 #endif
 }
 
+/*
+ * One get of n in test_flush_request_no_room, with a flush request the
+ * ring has no room for.  nr_begin(): the counters read, x guarded, the
+ * request made, the segment copied as the get is to leave it (the
+ * request taken, the counters of a success or a failure; the caller
+ * patches the rest through sc).  nr_end(): nothing written in x from n
+ * on, the request taken, the segment as the copy, the counters moved.
+ */
+struct nr_step {
+	struct shmpool_stats before;
+	struct seg_copy snap;
+	struct shmpool_cache *sc;	/* the cache in the copy */
+	unsigned int n;
+	int ok;				/* the get is to succeed */
+};
+
+static void
+nr_begin(struct shmpool *pool, struct nr_step *s, void **x, unsigned int n,
+		int ok)
+{
+	struct shmpool_cache *c = shmpool_default_cache(pool);
+	unsigned int i;
+
+	ck_assert_int_eq(shmpool_stats_read(pool, shmpool_cache_slot(c),
+		&s->before), 0);
+	for (i = 0; i < NR_OBJS + 4; i++)
+		x[i] = NR_GUARD;
+	c->flush_req = 1;
+	s->snap = seg_snap(pool);
+	s->sc = SNAP_AT(s->snap, pool, c);
+	s->sc->flush_req = 0;
+	s->n = n;
+	s->ok = ok;
+#if SHMPOOL_STATS
+	if (ok) {
+		s->sc->get_success_bulk += 1;
+		s->sc->get_success_objs_over += n - 1;
+	} else {
+		s->sc->get_fail_bulk += 1;
+		s->sc->get_fail_objs += n;
+	}
+#endif
+}
+
+static void
+nr_end(struct shmpool *pool, struct nr_step *s, void **x, const char *what)
+{
+	unsigned int i;
+
+	for (i = s->n; i < NR_OBJS + 4; i++)
+		ck_assert_ptr_eq(x[i], NR_GUARD);
+	ck_assert_uint_eq(shmpool_default_cache(pool)->flush_req, 0);
+	seg_same(pool, &s->snap, what);
+	check_get_counts(pool, &s->before, s->ok, s->ok ? s->n : 0, !s->ok,
+		s->ok ? 0 : s->n);
+}
+
 START_TEST(test_flush_request_no_room)
 {
-	struct shmpool_stats before;
 	const struct ring_view *v;
-	struct shmpool_cache *c, *sc;
-	struct seg_copy snap;
+	struct shmpool_cache *c;
+	struct nr_step st;
 	struct shmpool *pool;
 	void *a[4], *b[NR_OBJS], *x[NR_OBJS + 4];
 	unsigned int i;
-	int slot;
 
 	tu_create("noroom", NR_OBJS, 64, NR_CACHE, 4);
 	pool = tu_attach("noroom", -1);
 	c = shmpool_default_cache(pool);
-	slot = shmpool_cache_slot(c);
 	v = &pool_handle(pool)->ring;
 	ck_assert_uint_eq(c->size, NR_CACHE);
 	ck_assert_uint_eq(c->flushthresh, 12);
@@ -620,26 +674,12 @@ START_TEST(test_flush_request_no_room)
 	 * cache, its top 3 in order (objects 1, 2, 3), the request taken;
 	 * not a byte of the segment changes but the length, the request and
 	 * the counters of a hit, and nothing is written in x past 3. */
-	ck_assert_int_eq(shmpool_stats_read(pool, slot, &before), 0);
-	for (i = 0; i < NR_OBJS + 4; i++)
-		x[i] = NR_GUARD;
-	c->flush_req = 1;
-	snap = seg_snap(pool);
-	sc = SNAP_AT(snap, pool, c);
-	sc->len = 1;
-	sc->flush_req = 0;
-#if SHMPOOL_STATS
-	sc->get_success_bulk += 1;
-	sc->get_success_objs_over += 2;
-#endif
+	nr_begin(pool, &st, x, 3, 1);
+	st.sc->len = 1;
 	ck_assert_int_eq(shmpool_get_bulk(pool, x, 3), 0);
 	assert_objs(pool, x, 3, 1);
-	for (i = 3; i < NR_OBJS + 4; i++)
-		ck_assert_ptr_eq(x[i], NR_GUARD);
 	ck_assert_uint_eq(c->len, 1);
-	ck_assert_uint_eq(c->flush_req, 0);
-	seg_same(pool, &snap, "get of 3 of 4, no room to flush");
-	check_get_counts(pool, &before, 1, 3, 0, 0);
+	nr_end(pool, &st, x, "get of 3 of 4, no room to flush");
 
 	/* Empty the ring of references, keeping it without room: take its
 	 * 16 (objects 4..15, 0..3) and fill its 16 free positions with
@@ -660,70 +700,31 @@ START_TEST(test_flush_request_no_room)
 	 * written where the refill goes, objs[1 .. 10), and nowhere else;
 	 * the length, the ring and the caller's array past 2 are as they
 	 * were. */
-	ck_assert_int_eq(shmpool_stats_read(pool, slot, &before), 0);
-	for (i = 0; i < NR_OBJS + 4; i++)
-		x[i] = NR_GUARD;
-	c->flush_req = 1;
-	snap = seg_snap(pool);
-	sc = SNAP_AT(snap, pool, c);
-	sc->flush_req = 0;
-#if SHMPOOL_STATS
-	sc->get_fail_bulk += 1;
-	sc->get_fail_objs += 2;
-#endif
+	nr_begin(pool, &st, x, 2, 0);
 	ck_assert_int_eq(shmpool_get_bulk(pool, x, 2), -ENOENT);
-	memcpy(&sc->objs[1], &c->objs[1], (NR_CACHE + 2 - 1) *
+	memcpy(&st.sc->objs[1], &c->objs[1], (NR_CACHE + 2 - 1) *
 		sizeof(c->objs[0]));
-	for (i = 2; i < NR_OBJS + 4; i++)
-		ck_assert_ptr_eq(x[i], NR_GUARD);
 	ck_assert_uint_eq(c->len, 1);
-	ck_assert_uint_eq(c->flush_req, 0);
 	ck_assert_uint_eq(c->objs[0],
 		(uint64_t)((char *)a[0] - pool->objbase));
-	seg_same(pool, &snap, "get of 2 > len 1, no room to flush");
-	check_get_counts(pool, &before, 0, 0, 1, 2);
+	nr_end(pool, &st, x, "get of 2 > len 1, no room to flush");
 
 	/* 3. A get of 12 > the size (the bypass: 12 from the ring, then 11
 	 * and the cache's 1): -ENOENT, the segment unchanged but for the
 	 * request and the counters, nothing written in x past 12. */
-	ck_assert_int_eq(shmpool_stats_read(pool, slot, &before), 0);
-	for (i = 0; i < NR_OBJS + 4; i++)
-		x[i] = NR_GUARD;
-	c->flush_req = 1;
-	snap = seg_snap(pool);
-	sc = SNAP_AT(snap, pool, c);
-	sc->flush_req = 0;
-#if SHMPOOL_STATS
-	sc->get_fail_bulk += 1;
-	sc->get_fail_objs += 12;
-#endif
+	nr_begin(pool, &st, x, 12, 0);
 	ck_assert_int_eq(shmpool_get_bulk(pool, x, 12), -ENOENT);
-	for (i = 12; i < NR_OBJS + 4; i++)
-		ck_assert_ptr_eq(x[i], NR_GUARD);
 	ck_assert_uint_eq(c->len, 1);
-	seg_same(pool, &snap, "get of 12 > size, no room to flush");
-	check_get_counts(pool, &before, 0, 0, 1, 12);
+	nr_end(pool, &st, x, "get of 12 > size, no room to flush");
 
 	/* 4. A get of exactly len (1): served from the cache (object 0);
 	 * the cache is empty after. */
-	ck_assert_int_eq(shmpool_stats_read(pool, slot, &before), 0);
-	for (i = 0; i < NR_OBJS + 4; i++)
-		x[i] = NR_GUARD;
-	c->flush_req = 1;
-	snap = seg_snap(pool);
-	sc = SNAP_AT(snap, pool, c);
-	sc->len = 0;
-	sc->flush_req = 0;
-#if SHMPOOL_STATS
-	sc->get_success_bulk += 1;
-#endif
+	nr_begin(pool, &st, x, 1, 1);
+	st.sc->len = 0;
 	ck_assert_int_eq(shmpool_get(pool, x), 0);
 	assert_objs(pool, x, 1, 0);
-	for (i = 1; i < NR_OBJS + 4; i++)
-		ck_assert_ptr_eq(x[i], NR_GUARD);
 	ck_assert_uint_eq(c->len, 0);
-	seg_same(pool, &snap, "get of len 1, no room to flush");
-	check_get_counts(pool, &before, 1, 1, 0, 0);
+	nr_end(pool, &st, x, "get of len 1, no room to flush");
 
 	/* The ring: 16 holes, untouched by the failed gets. */
 	ck_assert_uint_eq(uatomic_read(&v->r->holes), NR_OBJS);

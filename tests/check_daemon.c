@@ -994,6 +994,44 @@ static const struct shmpool_stats put_killed_counts = {
 	.get_fail_bulk = 1, .get_fail_objs = 1,
 };
 
+/*
+ * Wait, up to secs from t0, for worker b (a blocked_getter waiting behind
+ * positions a dead put left) to be answered: it must exit 0 having sent
+ * -ENOENT on ready.  Returns the seconds from t0.  On a timeout b is
+ * killed and the failure says what waited, the ring's holes and stalled
+ * flag, and shmpoold's stderr.
+ */
+static double
+wait_get_answered(pid_t b, int ready, double t0, double secs,
+		const struct ring_view *ring, const struct daemon *d,
+		const char *what)
+{
+	double dt;
+	pid_t pid;
+	int status, ret;
+
+	while ((pid = waitpid(b, &status, WNOHANG)) == 0) {
+		if (now() - t0 > secs) {
+			kill(b, SIGKILL);
+			waitpid(b, &status, 0);
+			ck_abort_msg("%s still waits after %.0f s (holes %llu, "
+				"stalled %u); stderr:\n%s", what, secs,
+				(unsigned long long)uatomic_read(
+				&ring->r->holes),
+				uatomic_read(&ring->r->stalled),
+				slurp(d->err));
+		}
+		usleep(100);
+	}
+	dt = now() - t0;
+	ck_assert_int_eq(pid, b);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		"the waiting worker ended with status 0x%x", status);
+	ck_assert_int_eq(read(ready, &ret, sizeof(ret)), sizeof(ret));
+	ck_assert_int_eq(ret, -ENOENT);
+	return dt;
+}
+
 START_TEST(test_kill_in_put)
 {
 	static void *objs[KP_OBJS];
@@ -1006,8 +1044,8 @@ START_TEST(test_kill_in_put)
 	struct daemon d;
 	char log[256];
 	const char *r, *s;
-	pid_t a, b, pid;
-	int slot_a, slot_b, status, ret, i, n;
+	pid_t a, b;
+	int slot_a, slot_b, status, i, n;
 	double t0, dt;
 
 	memset(seen, 0, sizeof(seen));
@@ -1080,22 +1118,8 @@ START_TEST(test_kill_in_put)
 	 * over them and finds the ring empty. */
 	t0 = now();
 	ck_assert_int_eq(kill(a, SIGKILL), 0);
-	while ((pid = waitpid(b, &status, WNOHANG)) == 0) {
-		if (now() - t0 > RECLAIM_SECS) {
-			kill(b, SIGKILL);
-			waitpid(b, &status, 0);
-			ck_abort_msg("the get behind the killed put still "
-				"waits %.0f s after the kill; stderr:\n%s",
-				RECLAIM_SECS, slurp(d.err));
-		}
-		usleep(100);
-	}
-	dt = now() - t0;
-	ck_assert_int_eq(pid, b);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		"the waiting worker ended with status 0x%x", status);
-	ck_assert_int_eq(read(pb.ready[0], &ret, sizeof(ret)), sizeof(ret));
-	ck_assert_int_eq(ret, -ENOENT);
+	dt = wait_get_answered(b, pb.ready[0], t0, RECLAIM_SECS, ring,
+		&d, "the get behind the killed put");
 	printf("kill -9 inside a put: ring repaired in %.1f ms\n", dt * 1e3);
 	ck_assert_double_lt(dt, RECLAIM_SECS);
 	ck_assert_int_eq(waitpid(a, &status, 0), a);
@@ -2512,8 +2536,8 @@ START_TEST(test_stalled_repair)
 	struct daemon d;
 	char log[256], c;
 	const char *r;
-	pid_t l, dd, b, pid;
-	int slot_l, slot_d, slot_b, status, ret, i, n;
+	pid_t l, dd, b;
+	int slot_l, slot_d, slot_b, status, i, n;
 	double t0, dt;
 
 	d_init(&d, "stalledrepair");
@@ -2637,26 +2661,8 @@ START_TEST(test_stalled_repair)
 	ck_assert_uint_eq(slots_in_use(pool), 3);
 	ck_assert_int_eq(write(pb.go[1], "g", 1), 1);
 	t0 = now();
-	while ((pid = waitpid(b, &status, WNOHANG)) == 0) {
-		if (now() - t0 > SR_STALL_SECS) {
-			kill(b, SIGKILL);
-			waitpid(b, &status, 0);
-			ck_abort_msg("the get behind the unwritten positions "
-				"still waits after %.0f s (holes %llu, stalled "
-				"%u); stderr:\n%s", SR_STALL_SECS,
-				(unsigned long long)uatomic_read(
-				&ring->r->holes),
-				uatomic_read(&ring->r->stalled),
-				slurp(d.err));
-		}
-		usleep(100);
-	}
-	dt = now() - t0;
-	ck_assert_int_eq(pid, b);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		"the waiting worker ended with status 0x%x", status);
-	ck_assert_int_eq(read(pb.ready[0], &ret, sizeof(ret)), sizeof(ret));
-	ck_assert_int_eq(ret, -ENOENT);
+	dt = wait_get_answered(b, pb.ready[0], t0, SR_STALL_SECS, ring,
+		&d, "the get behind the unwritten positions");
 	printf("get behind a dead put's positions, stale record gone: "
 		"stalled, repaired, answered in %.1f ms\n", dt * 1e3);
 	ck_assert_double_lt(dt, SR_STALL_SECS);

@@ -42,7 +42,6 @@ ring_new(uint32_t size)
 	s.v.ents = s.v.r->ents;
 	s.v.size = size;
 	s.v.mask = size - 1;
-	s.v.capacity = size;
 	s.recs = mmap(NULL, NRECS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
 		MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ck_assert_ptr_ne(s.recs, MAP_FAILED);
