@@ -12,29 +12,111 @@
 
 #include "segment-internal.h"
 
+/* One hit adds at most this many objects to a field of w (see struct
+ * shmpool_cache): from below 2^15 it stays below 2^16. */
+_Static_assert(SHMPOOL_CACHE_FLUSHTHRESH(SHMPOOL_CACHE_MAX_SIZE) < 1 << 15,
+	"a hit can overflow a field of the cache's word");
+
 /*
- * Empty cache into the ring; not counted (see slot_retire()).  Only a
- * double put can fill the ring: then the cache keeps all and -ENOSPC.
+ * Changes of more than w, as readers see them: between seq made odd and
+ * made even again (see struct shmpool_cache).  Without stats nothing but
+ * w is read.
+ */
+static inline void
+cache_change_begin(struct shmpool_cache *cache)
+{
+#if SHMPOOL_STATS
+	uatomic_set(&cache->seq, cache->seq + 1);
+	cmm_smp_wmb();
+#else
+	(void)cache;
+#endif
+}
+
+static inline void
+cache_change_end(struct shmpool_cache *cache)
+{
+#if SHMPOOL_STATS
+	cmm_smp_wmb();
+	uatomic_set(&cache->seq, cache->seq + 1);
+#else
+	(void)cache;
+#endif
+}
+
+/*
+ * The hits' counts in w to the totals, when a field is to be folded (a
+ * hit of its side then goes to the slow path, which starts here).
+ */
+static void
+cache_fold(struct shmpool_cache *cache)
+{
+	uint64_t w = cache->w;
+
+	if (caa_likely(!SHMPOOL_W_GET_FULL_(w) && !SHMPOOL_W_PUT_FULL_(w)))
+		return;
+	cache_change_begin(cache);
+	cache->put_bulk += SHMPOOL_W_PUT_CALLS_(w);
+	cache->put_objs += SHMPOOL_W_PUT_OBJS_(w);
+	cache->get_success_bulk += SHMPOOL_W_GET_CALLS_(w);
+	uatomic_set(&cache->w, SHMPOOL_W_LEN_(w));
+	cache_change_end(cache);
+}
+
+/*
+ * Empty cache into the ring; not counted as a call (see slot_retire()).
  * The length drops to 0 before the objects go: a process killed in
- * between loses them rather than leaving them in two places.
+ * between loses them rather than leaving them in two places.  -ENOSPC
+ * when the ring has no room (only a double put fills it): the cache keeps
+ * them all.
  */
 int
 cache_flush(struct pool_handle *h, struct shmpool_cache *cache)
 {
-	uint32_t len = cache->len;
-	int ret;
+	uint64_t w = cache->w;
+	uint32_t len = SHMPOOL_W_LEN_(w);
+	int ret = 0;
 
 	if (len == 0)
 		return 0;
-	uatomic_set(&cache->len, 0);
+	cache_change_begin(cache);
+	uatomic_set(&cache->w, w - len);
+	SHMPOOL_STAT_ADD(cache, objs_adj, -(uint64_t)len);
+	cache_change_end(cache);
 	cmm_smp_wmb();
-	ret = ring_put(&h->ring, cache->objs, RING_OFFS, NULL, len, RING_BULK,
-		&cache->ring_op);
-	if (ret == 0) {
-		uatomic_set(&cache->len, len);
-		return -ENOSPC;
+	if (ring_put(&h->ring, cache->objs, RING_OFFS, NULL, len, RING_BULK,
+			&cache->ring_op) <= 0) {
+		cache_change_begin(cache);
+		uatomic_set(&cache->w, w);
+		SHMPOOL_STAT_ADD(cache, objs_adj, len);
+		cache_change_end(cache);
+		ret = -ENOSPC;
 	}
-	return 0;
+	return ret;
+}
+
+/* A change its owner was killed in the middle of is over, as it stands
+ * (shmpoold, before it takes the slot back): readers wait no more. */
+void
+cache_change_abandon(struct shmpool_cache *cache)
+{
+	uint32_t seq = uatomic_read(&cache->seq);
+
+	if (seq & 1)
+		uatomic_set(&cache->seq, seq + 1);
+}
+
+/* Drop what cache holds without a word to the ring (shmpoold, for a
+ * cache found corrupt): its objects are lost. */
+void
+cache_forget(struct shmpool_cache *cache)
+{
+	uint64_t w = uatomic_read(&cache->w);
+
+	cache_change_begin(cache);
+	uatomic_set(&cache->w, w - SHMPOOL_W_LEN_(w));
+	SHMPOOL_STAT_ADD(cache, objs_adj, -(uint64_t)SHMPOOL_W_LEN_(w));
+	cache_change_end(cache);
 }
 
 /*
@@ -53,13 +135,16 @@ cache_flush_requested(struct pool_handle *h, struct shmpool_cache *cache)
  * A get that bypasses the cache (none, or n above its size) and that the
  * ring alone cannot serve: with this cache's objects, it may (here len <
  * n).  The ring's share is taken first, so that a failure changes nothing.
+ * Counted as a get past the cache of the ring's share; the cache's
+ * objects follow from w (they left the cache, and not by a flush).
  */
 static int __attribute__((noinline))
 get_bypass_with_cache(struct shmpool *pool, struct pool_handle *h,
 		void **objs, unsigned int n, struct shmpool_cache *cache,
 		struct shmpool_cache *st)
 {
-	uint32_t len = cache != NULL ? cache->len : 0, i;
+	uint64_t w = cache != NULL ? cache->w : 0;
+	uint32_t len = SHMPOOL_W_LEN_(w), i;
 
 	(void)st;	/* unused when stats are compiled out */
 	if (len == 0 || ring_get(&h->ring, objs + len, RING_PTRS,
@@ -68,12 +153,11 @@ get_bypass_with_cache(struct shmpool *pool, struct pool_handle *h,
 		SHMPOOL_STAT_ADD(st, get_fail_objs, n);
 		return -ENOENT;
 	}
-	SHMPOOL_STAT_ADD(st, get_common_pool_bulk, 1);
-	SHMPOOL_STAT_ADD(st, get_common_pool_objs, n - len);
+	SHMPOOL_STAT_ADD(st, get_direct_bulk, 1);
+	SHMPOOL_STAT_ADD(st, get_direct_objs, n - len);
 	for (i = 0; i < len; i++)
 		objs[i] = pool->objbase + cache->objs[i];
-	cache->len = 0;
-	SHMPOOL_STAT_GET_(st, n);
+	cache->w = w - len;
 	return 0;
 }
 
@@ -87,7 +171,8 @@ static int __attribute__((noinline))
 get_refill(struct shmpool *pool, struct pool_handle *h, void **objs,
 		unsigned int n, struct shmpool_cache *cache)
 {
-	uint32_t len = cache->len, want = cache->size + n - len;
+	uint64_t w = cache->w;
+	uint32_t len = SHMPOOL_W_LEN_(w), want = cache->size + n - len;
 
 	if (ring_get(&h->ring, &cache->objs[len], RING_OFFS, NULL, want,
 			RING_BULK) <= 0) {
@@ -103,8 +188,11 @@ get_refill(struct shmpool *pool, struct pool_handle *h, void **objs,
 	SHMPOOL_STAT_ADD(cache, get_common_pool_objs, want);
 	/* The new objects are the cache's at once (a process killed now
 	 * leaves them to shmpoold, not lost), then a hit takes n. */
-	cache->len = len + want;
-	shmpool_cache_take_(pool, objs, n, cache);
+	cache_change_begin(cache);
+	uatomic_set(&cache->w, w + want);
+	SHMPOOL_STAT_ADD(cache, objs_adj, want);
+	cache_change_end(cache);
+	shmpool_cache_take_(pool, objs, n, cache, w + want);
 	return 0;
 }
 
@@ -122,9 +210,9 @@ args_handle(struct shmpool *pool, const void *objs, unsigned int n)
 }
 
 /*
- * What the inline get did not do: argument errors, a flush request, a
- * miss; and the bypass of the cache, kept short here as it is the whole of
- * a get without a cache.
+ * What the inline get did not do: argument errors, a field of w to fold,
+ * a flush request, a miss; and the bypass of the cache, kept short here as
+ * it is the whole of a get without a cache.
  */
 int
 shmpool_generic_get_slow(struct shmpool *pool, void **objs, unsigned int n,
@@ -136,14 +224,14 @@ shmpool_generic_get_slow(struct shmpool *pool, void **objs, unsigned int n,
 	if (caa_unlikely(h == NULL))
 		return -EINVAL;
 	if (cache != NULL) {
-		if (caa_unlikely(uatomic_read(&cache->flush_req))) {
+		cache_fold(cache);
+		if (caa_unlikely(uatomic_read(&cache->flush_req)))
 			cache_flush_requested(h, cache);
-			/* A flush the ring had no room for (a double put)
-			 * leaves the cache as it was: serve it as a hit. */
-			if (caa_unlikely(n - 1 < cache->len)) {
-				shmpool_cache_take_(pool, objs, n, cache);
-				return 0;
-			}
+		/* A hit, if the fold or a flush the ring had no room for
+		 * (a double put) is all that stopped it. */
+		if (n - 1 < shmpool_cache_len_(cache)) {
+			shmpool_cache_take_(pool, objs, n, cache, cache->w);
+			return 0;
 		}
 		if (n <= cache->size)
 			return get_refill(pool, h, objs, n, cache);
@@ -160,30 +248,22 @@ shmpool_generic_get_slow(struct shmpool *pool, void **objs, unsigned int n,
 }
 
 /*
- * A put with n <= flushthresh < len + n: flush the cache, then push.  The
- * length drops to 0 before the flush, as in cache_flush().
+ * A put with n <= flushthresh < len + n: flush the cache (counted as a
+ * ring operation; see cache_flush()), then push.
  */
 static int __attribute__((noinline))
 put_flush_push(struct shmpool *pool, struct pool_handle *h,
 		void * const *objs, unsigned int n, struct shmpool_cache *cache)
 {
-	uint32_t len = cache->len, i;
+	uint32_t len = shmpool_cache_len_(cache);
 
 	if (len != 0) {
-		uatomic_set(&cache->len, 0);
-		cmm_smp_wmb();
-		if (ring_put(&h->ring, cache->objs, RING_OFFS, NULL, len,
-				RING_BULK, &cache->ring_op) <= 0) {
-			uatomic_set(&cache->len, len);
+		if (cache_flush(h, cache) < 0)
 			return -ENOSPC;
-		}
 		SHMPOOL_STAT_ADD(cache, put_common_pool_bulk, 1);
 		SHMPOOL_STAT_ADD(cache, put_common_pool_objs, len);
 	}
-	for (i = 0; i < n; i++)
-		cache->objs[i] = (uintptr_t)objs[i] - (uintptr_t)pool->objbase;
-	cache->len = n;
-	SHMPOOL_STAT_PUT_(cache, n);
+	shmpool_cache_push_(pool, objs, n, cache, cache->w);
 	return 0;
 }
 
@@ -198,10 +278,17 @@ shmpool_generic_put_slow(struct shmpool *pool, void * const *objs,
 	if (caa_unlikely(h == NULL))
 		return -EINVAL;
 	if (cache != NULL) {
+		cache_fold(cache);
 		if (caa_unlikely(uatomic_read(&cache->flush_req)))
 			cache_flush_requested(h, cache);
-		if (n <= cache->flushthresh)
+		if (n <= cache->flushthresh) {
+			if (n <= cache->flushthresh - shmpool_cache_len_(cache)) {
+				shmpool_cache_push_(pool, objs, n, cache,
+					cache->w);
+				return 0;
+			}
 			return put_flush_push(pool, h, objs, n, cache);
+		}
 		st = cache;
 	} else {
 		st = pool->cache;

@@ -112,6 +112,9 @@ stats_fold(struct shmpool_stats *dst, struct shmpool_cache *c)
 #define ZERO(f) c->f = 0;
 	SHMPOOL_CACHE_COUNTERS_(ZERO)
 #undef ZERO
+	/* The cache is empty: w has nothing but counts. */
+	c->w = 0;
+	c->seq = 0;
 }
 
 /*
@@ -478,9 +481,10 @@ shmpool_avail_count(const struct shmpool *pool)
 	h = pool_handle(pool);
 	count = ring_count(&h->ring);
 	for (i = 0; i < h->nb_slots; i++) {
-		uint32_t len = uatomic_read(&h->slots[i].cache.len);
+		uint32_t len = cache_len_read(&h->slots[i].cache);
 
-		count += len > 2 * SHMPOOL_CACHE_MAX_SIZE ? 0 : len;
+		count += len > SHMPOOL_CACHE_FLUSHTHRESH(SHMPOOL_CACHE_MAX_SIZE) ?
+			0 : len;
 	}
 	return count > h->obj_count ? h->obj_count : (unsigned int)count;
 }

@@ -24,7 +24,7 @@
 
 /* "SHMPOOL" and a NUL, read as a little-endian 64-bit number. */
 #define SEG_MAGIC		UINT64_C(0x004c4f4f504d4853)
-#define SEG_ABI_VERSION		3
+#define SEG_ABI_VERSION		4
 
 #define SEG_FLAG_HUGE		0x1	/* on hugetlbfs */
 /* The huge-page policy the pool was created under (set by shmpoold). */
@@ -128,6 +128,7 @@ int slot_retire(struct pool_handle *h, struct seg_slot *slot, pid_t pid);
 
 /* stats.c */
 void cache_stats_add(struct shmpool_stats *st, const struct shmpool_cache *c);
+uint32_t cache_len_read(const struct shmpool_cache *c);
 
 #if SHMPOOL_COPY_CALL_
 /* copy.c: the builds of shmpool_copy_add_() and shmpool_copy_sub_(),
@@ -139,6 +140,8 @@ copy_fn copy_add_base, copy_add_avx2, copy_sub_base, copy_sub_avx2;
 
 /* cache.c */
 int cache_flush(struct pool_handle *h, struct shmpool_cache *cache);
+void cache_forget(struct shmpool_cache *cache);
+void cache_change_abandon(struct shmpool_cache *cache);
 
 /* error.c */
 int seterr(int err, const char *fmt, ...)

@@ -4,21 +4,50 @@
 #include "config.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
+#include <time.h>
 
 #include "segment-internal.h"
 
 /* Relaxed 64-bit loads: each counter has a single writer. */
 #define STATS_ADD_COMMON(dst, src) do {					\
-	(dst)->put_bulk += uatomic_read(&(src)->put_bulk);		\
 	(dst)->put_common_pool_bulk += uatomic_read(&(src)->put_common_pool_bulk); \
 	(dst)->put_common_pool_objs += uatomic_read(&(src)->put_common_pool_objs); \
 	(dst)->get_common_pool_bulk += uatomic_read(&(src)->get_common_pool_bulk); \
 	(dst)->get_common_pool_objs += uatomic_read(&(src)->get_common_pool_objs); \
-	(dst)->get_success_bulk += uatomic_read(&(src)->get_success_bulk); \
 	(dst)->get_fail_bulk += uatomic_read(&(src)->get_fail_bulk);	\
 	(dst)->get_fail_objs += uatomic_read(&(src)->get_fail_objs);	\
 } while (0)
+
+#if SHMPOOL_STATS
+/*
+ * A reader that finds the owner in the middle of a change (seq odd, or
+ * moved under it) reads again: at once for the first CACHE_READ_SPINS
+ * times, then yielding the CPU, as the owner may have been descheduled
+ * there; after CACHE_READ_WAIT_NS it takes what it read.  Only an owner
+ * killed in the middle keeps seq odd that long, until shmpoold takes the
+ * slot back.
+ */
+#define CACHE_READ_SPINS	64
+#define CACHE_READ_WAIT_NS	20000000
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+#endif
+
+/* The length of a cache another process may be using. */
+uint32_t
+cache_len_read(const struct shmpool_cache *c)
+{
+	return SHMPOOL_W_LEN_(uatomic_read(&c->w));
+}
 
 /* Add the counters of a cache to st. */
 void
@@ -28,13 +57,43 @@ cache_stats_add(struct shmpool_stats *st, const struct shmpool_cache *c)
 	uint64_t po = uatomic_read(&c->put_direct_objs);
 	uint64_t gb = uatomic_read(&c->get_direct_bulk);
 	uint64_t go = uatomic_read(&c->get_direct_objs);
+#if SHMPOOL_STATS
+	uint64_t w, put_bulk, put_objs, get_bulk, adj, deadline = 0;
+	uint32_t seq, tries = 0;
 
+	/* The hits: their totals and w, as the owner left them between two
+	 * changes (see struct shmpool_cache). */
+	for (;;) {
+		seq = uatomic_read(&c->seq);
+		cmm_smp_rmb();
+		w = uatomic_read(&c->w);
+		put_bulk = uatomic_read(&c->put_bulk);
+		put_objs = uatomic_read(&c->put_objs);
+		get_bulk = uatomic_read(&c->get_success_bulk);
+		adj = uatomic_read(&c->objs_adj);
+		cmm_smp_rmb();
+		if (!(seq & 1) && uatomic_read(&c->seq) == seq)
+			break;
+		if (++tries < CACHE_READ_SPINS) {
+			caa_cpu_relax();
+			continue;
+		}
+		if (deadline == 0)
+			deadline = now_ns() + CACHE_READ_WAIT_NS;
+		else if (now_ns() > deadline)
+			break;
+		sched_yield();
+	}
+	put_bulk += SHMPOOL_W_PUT_CALLS_(w);
+	put_objs += SHMPOOL_W_PUT_OBJS_(w);
+	st->put_bulk += put_bulk;
+	st->put_objs += put_objs;
+	st->get_success_bulk += get_bulk + SHMPOOL_W_GET_CALLS_(w);
+	/* Every object put in, or refilled, and not flushed nor still
+	 * there, was got. */
+	st->get_success_objs += put_objs + adj - SHMPOOL_W_LEN_(w);
+#endif
 	STATS_ADD_COMMON(st, c);
-	/* A cache keeps the objects beyond one per call. */
-	st->put_objs += uatomic_read(&c->put_bulk) +
-		uatomic_read(&c->put_objs_over);
-	st->get_success_objs += uatomic_read(&c->get_success_bulk) +
-		uatomic_read(&c->get_success_objs_over);
 	/* A get or put past the cache is a call and a ring operation. */
 	st->put_bulk += pb;
 	st->put_objs += po;
@@ -51,7 +110,9 @@ static void
 stats_add(struct shmpool_stats *st, const struct shmpool_stats *src)
 {
 	STATS_ADD_COMMON(st, src);
+	st->put_bulk += uatomic_read(&src->put_bulk);
 	st->put_objs += uatomic_read(&src->put_objs);
+	st->get_success_bulk += uatomic_read(&src->get_success_bulk);
 	st->get_success_objs += uatomic_read(&src->get_success_objs);
 }
 

@@ -452,7 +452,7 @@ snap_slots(struct pool_handle *h, struct pool_snap *snap, uint64_t *owners,
 		ss->slot = i;
 		ss->state = SLOT_STATE(owner);
 		ss->pid = SLOT_PID(owner);
-		len = uatomic_read(&s->cache.len);
+		len = cache_len_read(&s->cache);
 		/* A length out of range is no count. */
 		ss->len = len > h->obj_count ? 0 : len;
 		counters_read(ss->stats, &s->cache, 1);

@@ -246,11 +246,12 @@ reclaim(struct pool *p, uint32_t i, pid_t pid, int live, const char *why)
 		 * to the ring is finished now, as what every other dead
 		 * process left. */
 		uatomic_set(&c->ring_op, 0);
+		cache_change_abandon(c);
 		ret = pool_repair(p);
 		if (ret < 0)
 			return ret;
 	}
-	len = uatomic_read(&c->len);
+	len = cache_len_read(c);
 	if (len > limit || len > p->h->obj_count)
 		goto bad;
 	for (k = 0; k < len; k++)
@@ -271,7 +272,7 @@ bad:
 	log_msg(LOG_ERR, "pool '%s' slot %u of pid %ld: cache length %u or "
 		"an object reference is out of range; its cached objects are "
 		"lost", p->name, i, (long)pid, len);
-	uatomic_set(&c->len, 0);
+	cache_forget(c);
 	return slot_retire(p->h, s, pid);
 }
 
@@ -779,7 +780,7 @@ pool_flush(struct pool *p, uint32_t slot, unsigned int *cached, char *err,
 	}
 	s = &p->h->slots[slot];
 	pid = slot_owner(s, &st);
-	*cached = uatomic_read(&s->cache.len);
+	*cached = cache_len_read(&s->cache);
 	if (pid == 0) {
 		snprintf(err, errsz, "pool '%s': slot %u holds no cache",
 			p->name, slot);

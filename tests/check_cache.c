@@ -51,22 +51,22 @@ START_TEST(test_lifo_per_bulk)
 	/* Miss: refill 32 + 8 (objects 0..39), return the top 8. */
 	ck_assert_int_eq(shmpool_get_bulk(pool, x, 8), 0);
 	assert_objs(pool, x, 8, 32);
-	ck_assert_uint_eq(c->len, 32);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 32);
 	ck_assert_int_eq(shmpool_put_bulk(pool, x, 8), 0);
-	ck_assert_uint_eq(c->len, 40);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 40);
 	memcpy(&saved, c, sizeof(saved));
 
 	ck_assert_int_eq(shmpool_get_bulk(pool, a, 5), 0);
 	assert_objs(pool, a, 5, 35);
 	ck_assert_int_eq(shmpool_get_bulk(pool, b, 3), 0);
 	assert_objs(pool, b, 3, 32);
-	ck_assert_uint_eq(c->len, 32);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 32);
 	ck_assert_int_eq(shmpool_put_bulk(pool, b, 3), 0);
 	ck_assert_int_eq(shmpool_put_bulk(pool, a, 5), 0);
 
 	/* Exactly as it was: length and every reference, in order. */
-	ck_assert_uint_eq(c->len, saved.len);
-	ck_assert_mem_eq(c->objs, saved.objs, saved.len * sizeof(uint32_t));
+	ck_assert_uint_eq(shmpool_cache_len_(c), shmpool_cache_len_(&saved));
+	ck_assert_mem_eq(c->objs, saved.objs, shmpool_cache_len_(&saved) * sizeof(uint32_t));
 	ck_assert_uint_eq(ring_objs(pool), 1024 - 40);
 	shmpool_detach(pool);
 }
@@ -84,17 +84,17 @@ START_TEST(test_refill_point)
 
 	ck_assert_int_eq(shmpool_get(pool, objs), 0);
 	assert_objs(pool, objs, 1, 32);
-	ck_assert_uint_eq(c->len, 32);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 32);
 	ck_assert_uint_eq(ring_objs(pool), 1024 - 33);
 	/* 32 more are hits: the ring is not touched. */
 	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 32), 0);
 	assert_objs(pool, objs, 32, 0);
-	ck_assert_uint_eq(c->len, 0);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 0);
 	ck_assert_uint_eq(ring_objs(pool), 1024 - 33);
 	/* Empty: the next get refills 33 again (objects 33..65). */
 	ck_assert_int_eq(shmpool_get(pool, objs), 0);
 	assert_objs(pool, objs, 1, 65);
-	ck_assert_uint_eq(c->len, 32);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 32);
 	ck_assert_uint_eq(ring_objs(pool), 1024 - 66);
 	ck_assert_uint_eq(shmpool_in_use_count(pool), 34);
 	shmpool_detach(pool);
@@ -115,17 +115,17 @@ START_TEST(test_flush_point)
 	/* Without a cache: straight from the ring, objects 0..48. */
 	ck_assert_int_eq(shmpool_generic_get(pool, objs, 49, NULL), 0);
 	assert_objs(pool, objs, 49, 0);
-	ck_assert_uint_eq(c->len, 0);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 0);
 	ck_assert_uint_eq(ring_objs(pool), 1024 - 49);
 
 	/* Up to the threshold (48) every put stays in the cache. */
 	for (i = 0; i < 48; i++)
 		ck_assert_int_eq(shmpool_put(pool, objs[i]), 0);
-	ck_assert_uint_eq(c->len, 48);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 48);
 	ck_assert_uint_eq(ring_objs(pool), 1024 - 49);
 	/* One more would cross it: the 48 go to the ring, the new one stays. */
 	ck_assert_int_eq(shmpool_put(pool, objs[48]), 0);
-	ck_assert_uint_eq(c->len, 1);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 1);
 	ck_assert_uint_eq(ring_objs(pool), 1024 - 1);
 	ck_assert_uint_eq(c->objs[0],
 		(uint64_t)((char *)objs[48] - pool->objbase));
@@ -147,11 +147,11 @@ START_TEST(test_bypass)
 	/* A get of 33 > size 32: straight from the ring, cache untouched. */
 	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 33), 0);
 	assert_objs(pool, objs, 33, 0);
-	ck_assert_uint_eq(c->len, 0);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 0);
 	ck_assert_uint_eq(ring_objs(pool), 1024 - 33);
 	/* A put of 33 <= threshold 48 is cached. */
 	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 33), 0);
-	ck_assert_uint_eq(c->len, 33);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 33);
 	ck_assert_int_eq(shmpool_cache_flush(c), 0);
 	ck_assert_uint_eq(ring_objs(pool), 1024);
 
@@ -159,7 +159,7 @@ START_TEST(test_bypass)
 	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 49), 0);
 	assert_objs(pool, objs, 49, 33);
 	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 49), 0);
-	ck_assert_uint_eq(c->len, 0);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 0);
 	ck_assert_uint_eq(ring_objs(pool), 1024);
 	/* The ring is FIFO: objects 0..32 come next (flushed back above). */
 	ck_assert_int_eq(shmpool_generic_get(pool, objs, 49, NULL), 0);
@@ -185,7 +185,7 @@ START_TEST(test_failed_get_changes_nothing)
 	objs[0] = NULL;
 	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 8), -ENOENT);
 	ck_assert_ptr_null(objs[0]);
-	ck_assert_uint_eq(c->len, 0);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 0);
 	ck_assert_uint_eq(ring_objs(pool), 4);
 	/* Bypass too. */
 	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 33), -ENOENT);
@@ -195,7 +195,7 @@ START_TEST(test_failed_get_changes_nothing)
 	/* 4 can be had, without the refill (36 are not there). */
 	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 4), 0);
 	assert_objs(pool, objs, 4, 60);
-	ck_assert_uint_eq(c->len, 0);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 0);
 	ck_assert_uint_eq(shmpool_in_use_count(pool), 64);
 	ck_assert_int_eq(shmpool_get(pool, objs), -ENOENT);
 	shmpool_detach(pool);
@@ -217,25 +217,25 @@ START_TEST(test_bypass_uses_own_cache)
 	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 20), 0);
 	assert_objs(pool, objs, 20, 0);
 	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 20), 0);
-	ck_assert_uint_eq(c->len, 20);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 20);
 	ck_assert_uint_eq(ring_objs(pool), 28);
 
 	/* Without a cache only the ring's 28 count: fail, nothing moves. */
 	ck_assert_int_eq(shmpool_generic_get(pool, objs, 48, NULL), -ENOENT);
-	ck_assert_uint_eq(c->len, 20);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 20);
 	ck_assert_uint_eq(ring_objs(pool), 28);
 	/* 40: the ring's 28 are not enough; the cache's 20 first, then 20
 	 * from the ring (objects 20..39). */
 	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 40), 0);
 	assert_objs(pool, objs, 40, 0);
-	ck_assert_uint_eq(c->len, 0);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 0);
 	ck_assert_uint_eq(ring_objs(pool), 8);
 	/* 40 back into the cache (40 <= 48); then all 48: the cache's 40
 	 * and the ring's 8. */
 	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 40), 0);
-	ck_assert_uint_eq(c->len, 40);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 40);
 	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 48), 0);
-	ck_assert_uint_eq(c->len, 0);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 0);
 	ck_assert_uint_eq(shmpool_in_use_count(pool), 48);
 	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 48), 0);
 	ck_assert_uint_eq(shmpool_avail_count(pool), 48);
@@ -261,7 +261,7 @@ END_TEST
 	below = c->objs[len - (n) - 1];					\
 	c->objs[len] = 0x5a5a;						\
 	ck_assert_int_eq(shmpool_get_bulk(pool, objs, (n)), 0);		\
-	ck_assert_uint_eq(c->len, len - (n));				\
+	ck_assert_uint_eq(shmpool_cache_len_(c), len - (n));				\
 	for (i = 0; i < (n); i++)					\
 		ck_assert_msg(objs[i] == pool->objbase + saved[i],	\
 			"get of %u: objs[%u] is not the cache's",	\
@@ -269,7 +269,7 @@ END_TEST
 	ck_assert_ptr_eq(objs[-1], NR_GUARD);				\
 	ck_assert_ptr_eq(objs[n], NR_GUARD);				\
 	ck_assert_int_eq(shmpool_put_bulk(pool, objs, (n)), 0);		\
-	ck_assert_uint_eq(c->len, len);					\
+	ck_assert_uint_eq(shmpool_cache_len_(c), len);					\
 	ck_assert_msg(memcmp(&c->objs[len - (n)], saved,		\
 		(n) * sizeof(saved[0])) == 0, "put of %u",		\
 		(unsigned int)(n));					\
@@ -292,7 +292,7 @@ START_TEST(test_copy_sizes)
 	c = shmpool_default_cache(pool);
 	ck_assert_int_eq(shmpool_get(pool, objs), 0);
 	ck_assert_int_eq(shmpool_put(pool, objs[0]), 0);
-	len = c->len;
+	len = shmpool_cache_len_(c);
 	ck_assert_uint_eq(len, 513);
 	for (n = 1; n <= 300; n++)
 		COPY_SIZE_CHECK(n);
@@ -331,7 +331,7 @@ START_TEST(test_cache_size_zero)
 	assert_objs(pool, objs, 4, 0);
 	ck_assert_uint_eq(ring_objs(pool), 124);
 	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 4), 0);
-	ck_assert_uint_eq(c->len, 0);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 0);
 	ck_assert_uint_eq(ring_objs(pool), 128);
 	shmpool_detach(pool);
 }
@@ -355,9 +355,9 @@ START_TEST(test_claimed_cache)
 	/* A miss refills 16 + 1 (objects 0..16) and returns the top. */
 	ck_assert_int_eq(shmpool_generic_get(pool, objs, 1, c1), 0);
 	assert_objs(pool, objs, 1, 16);
-	ck_assert_uint_eq(c1->len, 16);
+	ck_assert_uint_eq(shmpool_cache_len_(c1), 16);
 	ck_assert_int_eq(shmpool_generic_put(pool, objs, 1, c1), 0);
-	ck_assert_uint_eq(c1->len, 17);
+	ck_assert_uint_eq(shmpool_cache_len_(c1), 17);
 
 	ck_assert_int_eq(shmpool_cache_claim(pool, 0, &c2), 0);
 	ck_assert_int_eq(shmpool_cache_claim(pool, SHMPOOL_CACHE_MAX_SIZE / 8,
@@ -369,13 +369,13 @@ START_TEST(test_claimed_cache)
 
 	/* Flush empties a cache into the ring. */
 	ck_assert_int_eq(shmpool_cache_flush(c1), 0);
-	ck_assert_uint_eq(c1->len, 0);
+	ck_assert_uint_eq(shmpool_cache_len_(c1), 0);
 	ck_assert_uint_eq(ring_objs(pool), 1024);
 
 	/* Release: objects back, slot free for the next claim. */
 	ck_assert_int_eq(shmpool_generic_get(pool, objs, 1, c3), 0);
 	ck_assert_int_eq(shmpool_generic_put(pool, objs, 1, c3), 0);
-	ck_assert_uint_eq(c3->len, 513);
+	ck_assert_uint_eq(shmpool_cache_len_(c3), 513);
 	ck_assert_int_eq(shmpool_cache_release(c3), 0);
 	ck_assert_uint_eq(ring_objs(pool), 1024);
 	ck_assert_int_eq(shmpool_info(pool, &info), 0);
@@ -419,7 +419,7 @@ START_TEST(test_flush_request)
 	/* Miss: refill 40, take 8: 32 cached, then 8 back: 40. */
 	ck_assert_int_eq(shmpool_get_bulk(pool, x, 8), 0);
 	ck_assert_int_eq(shmpool_put_bulk(pool, x, 8), 0);
-	ck_assert_uint_eq(c->len, 40);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 40);
 	ck_assert_uint_eq(ring_objs(pool), 1024 - 40);
 
 	/* A get that would hit: the 40 go back first, then a refill of
@@ -428,7 +428,7 @@ START_TEST(test_flush_request)
 	c->flush_req = 1;
 	ck_assert_int_eq(shmpool_get(pool, &y), 0);
 	ck_assert_uint_eq(c->flush_req, 0);
-	ck_assert_uint_eq(c->len, 32);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 32);
 	ck_assert_uint_eq(ring_objs(pool), 1024 - 33);
 	shmpool_stats_read(pool, shmpool_cache_slot(c), &after);
 #if SHMPOOL_STATS
@@ -446,7 +446,7 @@ START_TEST(test_flush_request)
 	c->flush_req = 1;
 	ck_assert_int_eq(shmpool_put(pool, y), 0);
 	ck_assert_uint_eq(c->flush_req, 0);
-	ck_assert_uint_eq(c->len, 1);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 1);
 	ck_assert_uint_eq(ring_objs(pool), 1023);
 	ck_assert_uint_eq(shmpool_avail_count(pool), 1024);
 	shmpool_detach(pool);
@@ -467,13 +467,13 @@ START_TEST(test_largest_cache)
 	ck_assert_int_eq(shmpool_get_bulk(pool, objs, SHMPOOL_CACHE_MAX_SIZE),
 		0);
 	assert_objs(pool, objs, SHMPOOL_CACHE_MAX_SIZE, SHMPOOL_CACHE_MAX_SIZE);
-	ck_assert_uint_eq(c->len, SHMPOOL_CACHE_MAX_SIZE);
+	ck_assert_uint_eq(shmpool_cache_len_(c), SHMPOOL_CACHE_MAX_SIZE);
 	ck_assert_int_eq(shmpool_put_bulk(pool, objs, SHMPOOL_CACHE_MAX_SIZE /
 		2), 0);
-	ck_assert_uint_eq(c->len, c->flushthresh);
+	ck_assert_uint_eq(shmpool_cache_len_(c), c->flushthresh);
 	ck_assert_int_eq(shmpool_put_bulk(pool, objs + SHMPOOL_CACHE_MAX_SIZE /
 		2, SHMPOOL_CACHE_MAX_SIZE / 2), 0);
-	ck_assert_uint_eq(c->len, SHMPOOL_CACHE_MAX_SIZE / 2);
+	ck_assert_uint_eq(shmpool_cache_len_(c), SHMPOOL_CACHE_MAX_SIZE / 2);
 	ck_assert_uint_eq(shmpool_avail_count(pool), 3 * SHMPOOL_CACHE_MAX_SIZE);
 	shmpool_detach(pool);
 }
@@ -610,11 +610,14 @@ nr_begin(struct shmpool *pool, struct nr_step *s, void **x, unsigned int n,
 	s->sc->flush_req = 0;
 	s->n = n;
 	s->ok = ok;
+	/* A hit takes n, after the flush that failed.  With stats that
+	 * flush was two changes of the cache (seq up by 4), and a get that
+	 * fails is counted so. */
+	if (ok)
+		s->sc->w = s->sc->w - n + SHMPOOL_W_GET_CALL_;
 #if SHMPOOL_STATS
-	if (ok) {
-		s->sc->get_success_bulk += 1;
-		s->sc->get_success_objs_over += n - 1;
-	} else {
+	s->sc->seq += 4;
+	if (!ok) {
 		s->sc->get_fail_bulk += 1;
 		s->sc->get_fail_objs += n;
 	}
@@ -657,14 +660,14 @@ START_TEST(test_flush_request_no_room)
 	ck_assert_int_eq(shmpool_generic_get(pool, a, 4, NULL), 0);
 	assert_objs(pool, a, 4, 0);
 	ck_assert_int_eq(shmpool_put_bulk(pool, a, 4), 0);
-	ck_assert_uint_eq(c->len, 4);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 4);
 	ck_assert_int_eq(shmpool_generic_put(pool, a, 4, NULL), 0);
 	ck_assert_uint_eq(uatomic_read(&v->r->cons_head), 4);
 	ck_assert_uint_eq(uatomic_read(&v->r->prod_head), NR_OBJS + 4);
 	ck_assert_uint_eq(ring_objs(pool), NR_OBJS);
 	/* Nothing fits: a flush now fails and keeps the 4. */
 	ck_assert_int_eq(shmpool_cache_flush(c), -ENOSPC);
-	ck_assert_uint_eq(c->len, 4);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 4);
 	ck_assert_uint_eq(c->ring_op, 0);
 	for (i = 0; i < 4; i++)
 		ck_assert_uint_eq(c->objs[i],
@@ -675,10 +678,9 @@ START_TEST(test_flush_request_no_room)
 	 * not a byte of the segment changes but the length, the request and
 	 * the counters of a hit, and nothing is written in x past 3. */
 	nr_begin(pool, &st, x, 3, 1);
-	st.sc->len = 1;
 	ck_assert_int_eq(shmpool_get_bulk(pool, x, 3), 0);
 	assert_objs(pool, x, 3, 1);
-	ck_assert_uint_eq(c->len, 1);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 1);
 	nr_end(pool, &st, x, "get of 3 of 4, no room to flush");
 
 	/* Empty the ring of references, keeping it without room: take its
@@ -693,7 +695,7 @@ START_TEST(test_flush_request_no_room)
 	ck_assert_uint_eq(uatomic_read(&v->r->holes), NR_OBJS);
 	ck_assert_uint_eq(ring_objs(pool), 0);
 	ck_assert_int_eq(shmpool_cache_flush(c), -ENOSPC);
-	ck_assert_uint_eq(c->len, 1);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 1);
 
 	/* 2. A get of 2 > len 1 (<= the size: a refill of 8 + 2 - 1 = 9,
 	 * then of 1): the ring has none, -ENOENT.  The cache may have been
@@ -704,7 +706,7 @@ START_TEST(test_flush_request_no_room)
 	ck_assert_int_eq(shmpool_get_bulk(pool, x, 2), -ENOENT);
 	memcpy(&st.sc->objs[1], &c->objs[1], (NR_CACHE + 2 - 1) *
 		sizeof(c->objs[0]));
-	ck_assert_uint_eq(c->len, 1);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 1);
 	ck_assert_uint_eq(c->objs[0],
 		(uint64_t)((char *)a[0] - pool->objbase));
 	nr_end(pool, &st, x, "get of 2 > len 1, no room to flush");
@@ -714,16 +716,15 @@ START_TEST(test_flush_request_no_room)
 	 * request and the counters, nothing written in x past 12. */
 	nr_begin(pool, &st, x, 12, 0);
 	ck_assert_int_eq(shmpool_get_bulk(pool, x, 12), -ENOENT);
-	ck_assert_uint_eq(c->len, 1);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 1);
 	nr_end(pool, &st, x, "get of 12 > size, no room to flush");
 
 	/* 4. A get of exactly len (1): served from the cache (object 0);
 	 * the cache is empty after. */
 	nr_begin(pool, &st, x, 1, 1);
-	st.sc->len = 0;
 	ck_assert_int_eq(shmpool_get(pool, x), 0);
 	assert_objs(pool, x, 1, 0);
-	ck_assert_uint_eq(c->len, 0);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 0);
 	nr_end(pool, &st, x, "get of len 1, no room to flush");
 
 	/* The ring: 16 holes, untouched by the failed gets. */

@@ -631,11 +631,11 @@ script_worker(void *arg)
 		return 16;
 	/* Miss with 10: refill 32 + 20 - 10 = 42; len 32. */
 	if (shmpool_get_bulk(pool, objs, 20) != 0 ||
-	    shmpool_default_cache(pool)->len != 32)
+	    shmpool_cache_len_(shmpool_default_cache(pool)) != 32)
 		return 17;
 	/* 32 + 20 > 48: flush 32, keep 20 (flushed by detach, uncounted). */
 	if (shmpool_put_bulk(pool, objs, 20) != 0 ||
-	    shmpool_default_cache(pool)->len != 20)
+	    shmpool_cache_len_(shmpool_default_cache(pool)) != 20)
 		return 18;
 	return shmpool_detach(pool) == 0 ? 0 : 19;
 }
@@ -798,7 +798,7 @@ full_cache_worker(void *arg)
 		return 10;
 	if (shmpool_get_bulk(pool, objs, 48) != 0 ||
 	    shmpool_put_bulk(pool, objs, 48) != 0 ||
-	    shmpool_default_cache(pool)->len != 48)
+	    shmpool_cache_len_(shmpool_default_cache(pool)) != 48)
 		return 11;
 	/* Killed while waiting here. */
 	report_and_wait(p, pool);
@@ -817,7 +817,7 @@ survivor_worker(void *arg)
 	/* 6 in hand, 36 in the cache. */
 	if (shmpool_get_bulk(pool, objs, 10) != 0 ||
 	    shmpool_put_bulk(pool, objs + 6, 4) != 0 ||
-	    shmpool_default_cache(pool)->len != 36)
+	    shmpool_cache_len_(shmpool_default_cache(pool)) != 36)
 		return 11;
 	if (report_and_wait(p, pool) != 0)
 		return 12;
@@ -2212,7 +2212,9 @@ garbage_worker(void *arg)
 	c = shmpool_default_cache(pool);
 	for (i = 0; i < 64; i++)
 		c->objs[i] = 0xfffffff0u - i;
-	c->len = 8000;
+	c->w = (c->w & ~(uint64_t)0xffff) | 8000;
+	/* And dies in the middle of a change of its counters. */
+	c->seq = 1;
 	return 0;
 }
 
@@ -2229,6 +2231,35 @@ exit_attached_worker(void *arg)
 	if (shmpool_get_bulk(pool, objs, 8) != 0)
 		return 2;
 	return shmpool_put_bulk(pool, objs, 8) == 0 ? 0 : 3;
+}
+
+/* Slot k of pool name of d is free, its cache at rest (seq even) and
+ * every count of it 0. */
+static void
+check_slot_at_rest(const struct daemon *d, const char *name, unsigned int k)
+{
+	const struct seg_slot *s;
+	char path[400];
+	struct stat st;
+	void *map;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/shmpool.%s", d->dir, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	ck_assert_ptr_ne(map, MAP_FAILED);
+	close(fd);
+	s = (const struct seg_slot *)((const char *)map +
+		((const struct seg_hdr *)map)->slots_off) + k;
+	ck_assert_uint_eq(SLOT_STATE(s->owner), SEG_SLOT_FREE);
+	ck_assert_uint_eq(s->cache.seq, 0);
+	ck_assert_uint_eq(s->cache.w, 0);
+#define ZERO(f) ck_assert_uint_eq(s->cache.f, 0);
+	SHMPOOL_CACHE_COUNTERS_(ZERO)
+#undef ZERO
+	munmap(map, (size_t)st.st_size);
 }
 
 START_TEST(test_hostile)
@@ -2255,6 +2286,9 @@ START_TEST(test_hostile)
 	ck_assert_kv_u(r, "slots-in-use", 0);
 	ck_assert_kv_u(r, "avail", 128);
 	check_alive(&d, "a garbage cache");
+	/* Its counts were retired, the change abandoned: the slot's
+	 * counters are zero, and readers find it at rest. */
+	check_slot_at_rest(&d, "h", 0);
 
 	/* The slot is usable again, and the ring is whole. */
 	pid = fork_worker(exit_attached_worker, NULL);
@@ -2809,7 +2843,7 @@ path_worker(void *arg)
 		return 10;
 	if (shmpool_get_bulk(pool, objs, 8) != 0 ||
 	    shmpool_put_bulk(pool, objs, 8) != 0 ||
-	    shmpool_default_cache(pool)->len != FD_CACHED)
+	    shmpool_cache_len_(shmpool_default_cache(pool)) != FD_CACHED)
 		return 11;
 	/* Killed while waiting here. */
 	report_and_wait(p, pool);
@@ -2902,7 +2936,7 @@ START_TEST(test_unreadable_proc_keeps_slot)
 				&slots[i].owner), slurp(d.err));
 			ck_assert_uint_eq(uatomic_read(&slots[i].start_time),
 				start[i]);
-			ck_assert_uint_eq(uatomic_read(&slots[i].cache.len),
+			ck_assert_uint_eq(SHMPOOL_W_LEN_(uatomic_read(&slots[i].cache.w)),
 				FD_CACHED);
 		}
 		ck_assert_uint_eq(uatomic_read(&slots[nw].owner), 0);

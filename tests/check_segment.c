@@ -289,7 +289,7 @@ START_TEST(test_get_put_refuse_bad_arguments)
 	shmpool_stats_read(pool, SHMPOOL_STATS_ALL, &after);
 	ck_assert_mem_eq(&before, &after, sizeof(before));
 	ck_assert_uint_eq(shmpool_avail_count(pool), 64);
-	ck_assert_uint_eq(shmpool_default_cache(pool)->len, 0);
+	ck_assert_uint_eq(shmpool_cache_len_(shmpool_default_cache(pool)), 0);
 	ck_assert_uint_eq(ring_count(&pool_handle(pool)->ring), 64);
 	shmpool_detach(pool);
 }

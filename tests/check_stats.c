@@ -6,7 +6,10 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -112,7 +115,7 @@ script_claimed(struct shmpool *pool, struct shmpool_cache *c)
 	ck_assert_int_eq(shmpool_generic_get(pool, objs, 11, c), 0);
 	/* 10 + 11 > 12: flush 10, keep 11. */
 	ck_assert_int_eq(shmpool_generic_put(pool, objs, 11, c), 0);
-	ck_assert_uint_eq(c->len, 11);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 11);
 }
 
 START_TEST(test_with_cache)
@@ -202,6 +205,152 @@ START_TEST(test_without_cache)
 }
 END_TEST
 
+/*
+ * The sizes test_fold and test_read_while_hitting cycle through, each got
+ * then put back: hits only, once a cache of 512 holds 512.  Per cycle 7
+ * gets, 7 puts and FOLD_CYCLE_OBJS objects each way.
+ */
+static const unsigned int fold_sizes[] = { 1, 7, 1, 64, 300, 1, 33 };
+#define FOLD_NB_SIZES	(sizeof(fold_sizes) / sizeof(fold_sizes[0]))
+#define FOLD_CYCLE_OBJS	407
+
+/* cycles of fold_sizes through pool's default cache: 0, or -1 for a
+ * failed get or put. */
+static int
+fold_run(struct shmpool *pool, unsigned int cycles)
+{
+	static void *objs[300];
+	unsigned int i, k;
+
+	for (i = 0; i < cycles; i++)
+		for (k = 0; k < FOLD_NB_SIZES; k++)
+			if (shmpool_get_bulk(pool, objs, fold_sizes[k]) != 0 ||
+			    shmpool_put_bulk(pool, objs, fold_sizes[k]) != 0)
+				return -1;
+	return 0;
+}
+
+/* The hits' counts are folded from the cache's word into its totals
+ * every 2^15 objects put or gets: many times here, and nothing lost. */
+START_TEST(test_fold)
+{
+	const unsigned int cycles = 30000;
+	struct shmpool_stats b;
+	struct expect e;
+	struct shmpool *pool;
+	struct shmpool_cache *c;
+	void *obj;
+
+	tu_create("fold", 2048, 64, 512, 4);
+	pool = tu_attach("fold", -1);
+	c = shmpool_default_cache(pool);
+	/* One refill of 513, then hits only. */
+	ck_assert_int_eq(shmpool_get(pool, &obj), 0);
+	ck_assert_int_eq(shmpool_put(pool, obj), 0);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 513);
+	ck_assert_int_eq(shmpool_stats_read(pool, 0, &b), 0);
+	ck_assert_int_eq(fold_run(pool, cycles), 0);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 513);
+	e = (struct expect){
+		.put_bulk = b.put_bulk + cycles * FOLD_NB_SIZES,
+		.put_objs = b.put_objs + (uint64_t)cycles * FOLD_CYCLE_OBJS,
+		.put_common_pool_bulk = b.put_common_pool_bulk,
+		.put_common_pool_objs = b.put_common_pool_objs,
+		.get_common_pool_bulk = b.get_common_pool_bulk,
+		.get_common_pool_objs = b.get_common_pool_objs,
+		.get_success_bulk = b.get_success_bulk + cycles * FOLD_NB_SIZES,
+		.get_success_objs = b.get_success_objs +
+			(uint64_t)cycles * FOLD_CYCLE_OBJS,
+		.get_fail_bulk = b.get_fail_bulk,
+		.get_fail_objs = b.get_fail_objs,
+	};
+	check_stats(pool, 0, &e, "after the cycles");
+#if SHMPOOL_STATS
+	/* 12.2 M objects put and 210 k gets: the fields were folded (each
+	 * more than once), and are below 2^15 but for the last hit. */
+	ck_assert_uint_eq(b.put_bulk, 1);
+	ck_assert_uint_ge(c->put_objs, (uint64_t)cycles * FOLD_CYCLE_OBJS -
+		(1 << 15) - 300);
+	ck_assert_uint_ge(c->get_success_bulk, cycles * FOLD_NB_SIZES -
+		(1 << 15));
+	ck_assert_uint_le(SHMPOOL_W_PUT_OBJS_(c->w), (1 << 15) + 300);
+	ck_assert_uint_le(SHMPOOL_W_GET_CALLS_(c->w), 1 << 15);
+	ck_assert_uint_eq(c->seq % 2, 0);
+#endif
+	/* Released: the same totals, retired. */
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+	pool = tu_attach("fold", -1);
+	check_stats(pool, SHMPOOL_STATS_RETIRED, &e, "retired");
+	shmpool_detach(pool);
+}
+END_TEST
+
+/*
+ * Another process reads the counters of a cache while its owner hits it
+ * (and folds): every read is one state of the cache, so the owner's gets
+ * are its puts or one more, and no count ever goes back.
+ */
+START_TEST(test_read_while_hitting)
+{
+	const unsigned int cycles = 150000;
+	struct shmpool_stats st, prev;
+	struct shmpool *pool;
+	unsigned int reads = 0;
+	double deadline;
+	int status, ret;
+	pid_t pid;
+
+	tu_create("foldrd", 2048, 64, 512, 4);
+	pool = tu_attach("foldrd", 0);
+	ck_assert_int_eq(shmpool_cache_slot(shmpool_default_cache(pool)), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct shmpool_attach_opts o = { .path = tu_path("foldrd") };
+		struct shmpool *p;
+
+		if (shmpool_attach("foldrd", &o, &p) != 0)
+			_exit(2);
+		if (shmpool_cache_slot(shmpool_default_cache(p)) != 1)
+			_exit(3);
+		ret = fold_run(p, cycles);
+		_exit(ret != 0 || shmpool_detach(p) != 0 ? 4 : 0);
+	}
+	memset(&prev, 0, sizeof(prev));
+	deadline = tu_now() + 60;
+	for (;;) {
+		ret = shmpool_stats_read(pool, 1, &st);
+		if (ret == -ENOENT && reads > 0)
+			break;		/* released */
+		ck_assert_msg(tu_now() < deadline, "no end in 60 s");
+		if (ret == -ENOENT)
+			continue;	/* not claimed yet */
+		ck_assert_int_eq(ret, 0);
+		reads++;
+		ck_assert_uint_ge(st.put_bulk, prev.put_bulk);
+		ck_assert_uint_ge(st.put_objs, prev.put_objs);
+		ck_assert_uint_ge(st.get_success_bulk, prev.get_success_bulk);
+		ck_assert_uint_ge(st.get_success_objs, prev.get_success_objs);
+		ck_assert_uint_ge(st.get_success_bulk, st.put_bulk);
+		ck_assert_uint_le(st.get_success_bulk, st.put_bulk + 1);
+		ck_assert_uint_ge(st.get_success_objs, st.put_objs);
+		ck_assert_uint_le(st.get_success_objs, st.put_objs + 300);
+		prev = st;
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		"child status %#x", status);
+	/* All the owner counted, retired. */
+	ck_assert_int_eq(shmpool_stats_read(pool, SHMPOOL_STATS_RETIRED, &st),
+		0);
+	ck_assert_uint_eq(st.put_bulk, SHMPOOL_STATS ?
+		cycles * FOLD_NB_SIZES : 0);
+	ck_assert_uint_eq(st.get_success_objs, SHMPOOL_STATS ?
+		(uint64_t)cycles * FOLD_CYCLE_OBJS : 0);
+	shmpool_detach(pool);
+}
+END_TEST
+
 START_TEST(test_bad_arguments)
 {
 	struct shmpool_stats st;
@@ -227,6 +376,8 @@ stats_suite(void)
 	tcase_add_test(tc, test_with_cache);
 	tcase_add_test(tc, test_without_cache);
 	tcase_add_test(tc, test_bad_arguments);
+	tcase_add_test(tc, test_fold);
+	tcase_add_test(tc, test_read_while_hitting);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -33,31 +33,43 @@
 /*
  * A cache as it lives in the segment, inside its slot.  Only the process
  * that owns the slot writes it (the daemon, once that process is gone), so
- * the counters are plain increments.  The first cache line holds all that a
- * cache hit reads and writes: len, the limits it is compared with, and the
- * four counters of a successful get or put.
+ * every word is written with plain stores.
+ *
+ * A hit loads and stores one word besides the objects: w, which holds the
+ * length and, with stats, the hits' counts since they were last folded
+ * into the 64-bit totals of the lines below (put_bulk, put_objs,
+ * get_success_bulk):
+ *
+ *   bits  0..15   len, the objects in objs[0 .. len) (at most 6144)
+ *   bits 16..31   objects put by hits
+ *   bits 32..47   put calls that hit
+ *   bits 48..63   get calls that hit
+ *
+ * so that a get of n adds 2^48 - n and a put 2^32 + n * (2^16 + 1), one
+ * add either way, a constant when n is.  A field is folded into the
+ * totals once its top bit is set (bit 31 or 63, each tested with the sign
+ * of the word the hit has loaded anyway): from 2^15 the next hit of that
+ * side goes to the slow path, which folds.  No field overflows before:
+ * one hit adds at most 6144 objects, and a put of one object at least.
+ * The objects got by hits are not counted, they follow: every object
+ * that went into the cache and did not leave it by a flush, nor is in it,
+ * left it by a get.
+ *
+ * Readers (another process) take the totals and w between two reads of
+ * seq that agree and are even; the owner makes seq odd while it changes
+ * more than w (a fold, a refill, a flush).
  */
 struct shmpool_cache {
+	/* All that a hit reads and writes. */
+	uint64_t w;			/* len and the hits' counts, above */
 	uint32_t size;			/* refill target */
 	uint32_t flushthresh;		/* put flushes rather than exceed this */
-	uint32_t len;			/* objects now in objs[0 .. len) */
-	uint32_t slot;			/* index of the slot holding this cache */
-	/* The objects counters hold the objects beyond one per call
-	 * (put_objs = put_bulk + put_objs_over), so that a call of one
-	 * object, the commonest, adds to one counter only.  Interleaved, so
-	 * that the two counters one call adds to are not neighbours: a
-	 * compiler that merges neighbouring adds into one vector
-	 * load-add-store makes each call wait on the previous one's store
-	 * (measured: bulk-1 gets and puts at half speed). */
-	uint64_t put_bulk;
-	uint64_t get_success_bulk;
-	uint64_t put_objs_over;
-	uint64_t get_success_objs_over;
 	/* Set by shmpoold (shmpoolctl flush): the owner empties the cache
 	 * into the ring at its next get or put.  The one word of this line
 	 * another process writes, and only on request. */
 	uint32_t flush_req;
-	uint32_t reserved0[3];
+	uint32_t slot;			/* index of the slot holding this cache */
+	uint64_t reserved0[5];
 
 	/* What the owner is claiming on the ring to put, written before
 	 * each claim so that shmpoold can finish the put of a process
@@ -73,16 +85,25 @@ struct shmpool_cache {
 	uint64_t put_direct_objs;
 	uint64_t get_direct_bulk;
 	uint64_t get_direct_objs;
-	uint64_t reserved1[3];
+	/* Odd while the owner changes more than w (see above). */
+	uint32_t seq;
+	uint32_t reserved1;
+	/* Get calls that hit, folded from w; the objects that entered the
+	 * cache by refills less those that left it by flushes (modulo
+	 * 2^64). */
+	uint64_t get_success_bulk;
+	uint64_t objs_adj;
 
-	/* The ring operations of refills and flushes, and failures. */
+	/* The ring operations of refills and flushes, failures, and the
+	 * put calls that hit and their objects, folded from w. */
 	uint64_t put_common_pool_bulk __attribute__((aligned(SHMPOOL_CACHE_LINE)));
 	uint64_t put_common_pool_objs;
 	uint64_t get_common_pool_bulk;
 	uint64_t get_common_pool_objs;
 	uint64_t get_fail_bulk;
 	uint64_t get_fail_objs;
-	uint64_t reserved2[2];
+	uint64_t put_bulk;
+	uint64_t put_objs;
 
 	/* A stack of objects, each as its byte offset from the object
 	 * area (a pointer of the owner minus one add); the top is
@@ -94,11 +115,41 @@ struct shmpool_cache {
 /* Every counter of struct shmpool_cache, for code that must visit them
  * all (the library's fold at release); keep it next to the struct. */
 #define SHMPOOL_CACHE_COUNTERS_(X)					\
-	X(put_bulk) X(get_success_bulk) X(put_objs_over)		\
-	X(get_success_objs_over) X(put_direct_bulk) X(put_direct_objs)	\
-	X(get_direct_bulk) X(get_direct_objs) X(put_common_pool_bulk)	\
+	X(put_direct_bulk) X(put_direct_objs) X(get_direct_bulk)	\
+	X(get_direct_objs) X(put_common_pool_bulk)			\
 	X(put_common_pool_objs) X(get_common_pool_bulk)		\
-	X(get_common_pool_objs) X(get_fail_bulk) X(get_fail_objs)
+	X(get_common_pool_objs) X(get_fail_bulk) X(get_fail_objs)	\
+	X(put_bulk) X(put_objs) X(get_success_bulk) X(objs_adj)
+
+/* The fields of w. */
+#define SHMPOOL_W_LEN_(w)	((uint32_t)(uint16_t)(w))
+#define SHMPOOL_W_PUT_OBJS_(w)	((uint32_t)(uint16_t)((w) >> 16))
+#define SHMPOOL_W_PUT_CALLS_(w)	((uint32_t)(uint16_t)((w) >> 32))
+#define SHMPOOL_W_GET_CALLS_(w)	((uint32_t)(uint16_t)((w) >> 48))
+#if SHMPOOL_STATS
+/* What a hit adds to w besides its length: a get call, a put call, and
+ * per object put. */
+#define SHMPOOL_W_GET_CALL_	(UINT64_C(1) << 48)
+#define SHMPOOL_W_PUT_CALL_	(UINT64_C(1) << 32)
+#define SHMPOOL_W_PUT_OBJ_	(UINT64_C(1) << 16)
+/* A side's field is to be folded: its top bit, the sign of w (gets) or
+ * of its low half (puts). */
+#define SHMPOOL_W_GET_FULL_(w)	((int64_t)(w) < 0)
+#define SHMPOOL_W_PUT_FULL_(w)	((int32_t)(uint32_t)(w) < 0)
+#else
+#define SHMPOOL_W_GET_CALL_	0
+#define SHMPOOL_W_PUT_CALL_	0
+#define SHMPOOL_W_PUT_OBJ_	0
+#define SHMPOOL_W_GET_FULL_(w)	0
+#define SHMPOOL_W_PUT_FULL_(w)	0
+#endif
+
+/* The objects in the cache, objs[0 .. len). */
+static inline uint32_t
+shmpool_cache_len_(const struct shmpool_cache *cache)
+{
+	return SHMPOOL_W_LEN_(cache->w);
+}
 
 /*
  * The part of an attached pool that the inline path reads.  The library
@@ -111,26 +162,9 @@ struct shmpool {
 
 #if SHMPOOL_STATS
 #define SHMPOOL_STAT_ADD(cache, name, n)	((cache)->name += (n))
-/*
- * A put, or a successful get, of n objects: one call, and n - 1 objects
- * beyond it, an add the compiler drops when n is the constant 1.  For an
- * n known only at run time the add is made whatever n is: a branch on it
- * costs more at larger sizes than the add saves at 1 (shmpool-perf, cache
- * 512, bulk 32: a quarter of the rate).
- */
-#define SHMPOOL_STAT_CALL_(cache, bulk, over, n) do {			\
-	(cache)->bulk += 1;						\
-	if (!__builtin_constant_p(n) || (n) != 1)			\
-		(cache)->over += (n) - 1;				\
-} while (0)
 #else
 #define SHMPOOL_STAT_ADD(cache, name, n)	do {} while (0)
-#define SHMPOOL_STAT_CALL_(cache, bulk, over, n)	do {} while (0)
 #endif
-#define SHMPOOL_STAT_GET_(cache, n)	\
-	SHMPOOL_STAT_CALL_(cache, get_success_bulk, get_success_objs_over, n)
-#define SHMPOOL_STAT_PUT_(cache, n)	\
-	SHMPOOL_STAT_CALL_(cache, put_bulk, put_objs_over, n)
 
 /*
  * Out-of-line remainders of the get/put path (refill, flush, no cache,
@@ -291,19 +325,28 @@ shmpool_ptrs_to_offs_(uint64_t *offs, void * const *objs, unsigned int n,
 		(uint64_t)base);
 }
 
-/* The top n objects of cache (n <= its length) to objs, in order, and
- * counted: the whole of a hit.  objbase is passed by value: stores to
- * objs[] may alias pool->objbase, and reloading it each time would stop
- * the copy from vectorising. */
+/* The top n objects of a cache whose w is w (n <= its length) to objs, in
+ * order, and counted: the whole of a hit.  objbase is passed by value:
+ * stores to objs[] may alias pool->objbase, and reloading it each time
+ * would stop the copy from vectorising; so is w. */
 static inline void
 shmpool_cache_take_(struct shmpool *pool, void **objs, unsigned int n,
-		struct shmpool_cache *cache)
+		struct shmpool_cache *cache, uint64_t w)
 {
-	uint32_t len = cache->len - n;
+	shmpool_offs_to_ptrs_(objs, &cache->objs[SHMPOOL_W_LEN_(w) - n], n,
+		pool->objbase);
+	cache->w = w - n + SHMPOOL_W_GET_CALL_;
+}
 
-	shmpool_offs_to_ptrs_(objs, &cache->objs[len], n, pool->objbase);
-	cache->len = len;
-	SHMPOOL_STAT_GET_(cache, n);
+/* n objects of objs pushed on a cache whose w is w (they fit), and
+ * counted. */
+static inline void
+shmpool_cache_push_(struct shmpool *pool, void * const *objs, unsigned int n,
+		struct shmpool_cache *cache, uint64_t w)
+{
+	shmpool_ptrs_to_offs_(&cache->objs[SHMPOOL_W_LEN_(w)], objs, n,
+		(uintptr_t)pool->objbase);
+	cache->w = w + n + n * SHMPOOL_W_PUT_OBJ_ + SHMPOOL_W_PUT_CALL_;
 }
 
 /*
@@ -315,10 +358,15 @@ static inline int
 _shmpool_generic_get(struct shmpool *pool, void **objs, unsigned int n,
 		struct shmpool_cache *cache)
 {
-	if (caa_likely(cache != NULL && pool != NULL && objs != NULL &&
-			n - 1 < cache->len && !cache->flush_req)) {
-		shmpool_cache_take_(pool, objs, n, cache);
-		return 0;
+	uint64_t w;
+
+	if (caa_likely(cache != NULL && pool != NULL && objs != NULL)) {
+		w = cache->w;
+		if (caa_likely(n - 1 < SHMPOOL_W_LEN_(w) &&
+				!SHMPOOL_W_GET_FULL_(w) && !cache->flush_req)) {
+			shmpool_cache_take_(pool, objs, n, cache, w);
+			return 0;
+		}
 	}
 	return shmpool_generic_get_slow(pool, objs, n, cache);
 }
@@ -329,14 +377,15 @@ static inline int
 _shmpool_generic_put(struct shmpool *pool, void * const *objs,
 		unsigned int n, struct shmpool_cache *cache)
 {
-	if (caa_likely(cache != NULL && pool != NULL && objs != NULL &&
-			n - 1 < cache->flushthresh - cache->len &&
-			!cache->flush_req)) {
-		shmpool_ptrs_to_offs_(&cache->objs[cache->len], objs, n,
-			(uintptr_t)pool->objbase);
-		cache->len += n;
-		SHMPOOL_STAT_PUT_(cache, n);
-		return 0;
+	uint64_t w;
+
+	if (caa_likely(cache != NULL && pool != NULL && objs != NULL)) {
+		w = cache->w;
+		if (caa_likely(n - 1 < cache->flushthresh - SHMPOOL_W_LEN_(w) &&
+				!SHMPOOL_W_PUT_FULL_(w) && !cache->flush_req)) {
+			shmpool_cache_push_(pool, objs, n, cache, w);
+			return 0;
+		}
 	}
 	return shmpool_generic_put_slow(pool, objs, n, cache);
 }
