@@ -17,30 +17,56 @@
 _Static_assert(SHMPOOL_CACHE_FLUSHTHRESH(SHMPOOL_CACHE_MAX_SIZE) < 1 << 15,
 	"a hit can overflow a field of the cache's word");
 
-/*
- * Changes of more than w, as readers see them: between seq made odd and
- * made even again (see struct shmpool_cache).  Without stats nothing but
- * w is read.
- */
-static inline void
-cache_change_begin(struct shmpool_cache *cache)
-{
 #if SHMPOOL_STATS
-	uatomic_set(&cache->seq, cache->seq + 1);
-	cmm_smp_wmb();
-#else
-	(void)cache;
-#endif
-}
+/* Make cache what its change record says. */
+static inline void
+cache_change_apply(struct shmpool_cache *cache)
+{
+	const struct shmpool_cache_change_ *to = &cache->change;
 
-static inline void
-cache_change_end(struct shmpool_cache *cache)
+	uatomic_set(&cache->w, to->w);
+	uatomic_set(&cache->objs_adj, to->objs_adj);
+	uatomic_set(&cache->put_bulk, to->put_bulk);
+	uatomic_set(&cache->put_objs, to->put_objs);
+	uatomic_set(&cache->get_success_bulk, to->get_success_bulk);
+}
+#endif
+
+/*
+ * Change cache's w to w and its objs_adj by adj, and fold its hits' counts
+ * into the totals if fold: as readers see it, at once (between seq made
+ * odd and made even again); as shmpoold sees it, at once too, as what the
+ * change is to leave is written in cache->change before seq is made odd
+ * (cache_change_finish()).  Without stats readers read nothing but w,
+ * and w alone changes, with one store.
+ */
+static void
+cache_change(struct shmpool_cache *cache, uint64_t w, uint64_t adj, int fold)
 {
 #if SHMPOOL_STATS
+	struct shmpool_cache_change_ *to = &cache->change;
+	uint64_t was = cache->w;
+
+	to->w = w;
+	to->objs_adj = cache->objs_adj + adj;
+	to->put_bulk = cache->put_bulk;
+	to->put_objs = cache->put_objs;
+	to->get_success_bulk = cache->get_success_bulk;
+	if (fold) {
+		to->put_bulk += SHMPOOL_W_PUT_CALLS_(was);
+		to->put_objs += SHMPOOL_W_PUT_OBJS_(was);
+		to->get_success_bulk += SHMPOOL_W_GET_CALLS_(was);
+	}
+	cmm_smp_wmb();
+	uatomic_set(&cache->seq, cache->seq + 1);
+	cmm_smp_wmb();
+	cache_change_apply(cache);
 	cmm_smp_wmb();
 	uatomic_set(&cache->seq, cache->seq + 1);
 #else
-	(void)cache;
+	(void)adj;
+	(void)fold;
+	uatomic_set(&cache->w, w);
 #endif
 }
 
@@ -55,12 +81,7 @@ cache_fold(struct shmpool_cache *cache)
 
 	if (caa_likely(!SHMPOOL_W_GET_FULL_(w) && !SHMPOOL_W_PUT_FULL_(w)))
 		return;
-	cache_change_begin(cache);
-	cache->put_bulk += SHMPOOL_W_PUT_CALLS_(w);
-	cache->put_objs += SHMPOOL_W_PUT_OBJS_(w);
-	cache->get_success_bulk += SHMPOOL_W_GET_CALLS_(w);
-	uatomic_set(&cache->w, SHMPOOL_W_LEN_(w));
-	cache_change_end(cache);
+	cache_change(cache, SHMPOOL_W_LEN_(w), 0, 1);
 }
 
 /*
@@ -79,44 +100,48 @@ cache_flush(struct pool_handle *h, struct shmpool_cache *cache)
 
 	if (len == 0)
 		return 0;
-	cache_change_begin(cache);
-	uatomic_set(&cache->w, w - len);
-	SHMPOOL_STAT_ADD(cache, objs_adj, -(uint64_t)len);
-	cache_change_end(cache);
+	cache_change(cache, w - len, -(uint64_t)len, 0);
 	cmm_smp_wmb();
 	if (ring_put(&h->ring, cache->objs, RING_OFFS, NULL, len, RING_BULK,
 			&cache->ring_op) <= 0) {
-		cache_change_begin(cache);
-		uatomic_set(&cache->w, w);
-		SHMPOOL_STAT_ADD(cache, objs_adj, len);
-		cache_change_end(cache);
+		cache_change(cache, w, len, 0);
 		ret = -ENOSPC;
 	}
 	return ret;
 }
 
-/* A change its owner was killed in the middle of is over, as it stands
- * (shmpoold, before it takes the slot back): readers wait no more. */
+/*
+ * Finish the change cache's owner was killed in the middle of, if any
+ * (shmpoold, before it takes the slot back): what it was to leave is in
+ * cache->change, complete since seq was made odd.
+ */
 void
-cache_change_abandon(struct shmpool_cache *cache)
+cache_change_finish(struct shmpool_cache *cache)
 {
 	uint32_t seq = uatomic_read(&cache->seq);
 
-	if (seq & 1)
-		uatomic_set(&cache->seq, seq + 1);
+	if (!(seq & 1))
+		return;
+	cmm_smp_rmb();
+#if SHMPOOL_STATS
+	cache_change_apply(cache);
+#endif
+	cmm_smp_wmb();
+	uatomic_set(&cache->seq, seq + 1);
 }
 
-/* Drop what cache holds without a word to the ring (shmpoold, for a
- * cache found corrupt): its objects are lost. */
+/*
+ * Drop what cache holds without a word to the ring (shmpoold, for a
+ * cache found corrupt): its objects are lost.  The counts take them as
+ * got, having left the cache and not by a flush: a length that was never
+ * true then adds nothing.
+ */
 void
 cache_forget(struct shmpool_cache *cache)
 {
 	uint64_t w = uatomic_read(&cache->w);
 
-	cache_change_begin(cache);
-	uatomic_set(&cache->w, w - SHMPOOL_W_LEN_(w));
-	SHMPOOL_STAT_ADD(cache, objs_adj, -(uint64_t)SHMPOOL_W_LEN_(w));
-	cache_change_end(cache);
+	cache_change(cache, w - SHMPOOL_W_LEN_(w), 0, 0);
 }
 
 /*
@@ -188,10 +213,7 @@ get_refill(struct shmpool *pool, struct pool_handle *h, void **objs,
 	SHMPOOL_STAT_ADD(cache, get_common_pool_objs, want);
 	/* The new objects are the cache's at once (a process killed now
 	 * leaves them to shmpoold, not lost), then a hit takes n. */
-	cache_change_begin(cache);
-	uatomic_set(&cache->w, w + want);
-	SHMPOOL_STAT_ADD(cache, objs_adj, want);
-	cache_change_end(cache);
+	cache_change(cache, w + want, want, 0);
 	shmpool_cache_take_(pool, objs, n, cache, w + want);
 	return 0;
 }

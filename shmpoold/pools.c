@@ -246,7 +246,7 @@ reclaim(struct pool *p, uint32_t i, pid_t pid, int live, const char *why)
 		 * to the ring is finished now, as what every other dead
 		 * process left. */
 		uatomic_set(&c->ring_op, 0);
-		cache_change_abandon(c);
+		cache_change_finish(c);
 		ret = pool_repair(p);
 		if (ret < 0)
 			return ret;

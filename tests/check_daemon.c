@@ -2213,8 +2213,45 @@ garbage_worker(void *arg)
 	for (i = 0; i < 64; i++)
 		c->objs[i] = 0xfffffff0u - i;
 	c->w = (c->w & ~(uint64_t)0xffff) | 8000;
-	/* And dies in the middle of a change of its counters. */
+	/* And dies in the middle of a change that leaves it so. */
+	c->change.w = c->w;
 	c->seq = 1;
+	return 0;
+}
+
+/*
+ * Gets 8 objects and puts them back (a refill of 24 before), then dies in
+ * the middle of a fold of its hits' counts: the change recorded and
+ * begun, the totals of its puts moved, its word not yet.
+ */
+static int
+fold_killed_worker(void *arg)
+{
+	struct shmpool *pool;
+	void *objs[8];
+
+	(void)arg;
+	if (shmpool_attach("h", NULL, &pool) != 0)
+		return 1;
+	if (shmpool_get_bulk(pool, objs, 8) != 0 ||
+	    shmpool_put_bulk(pool, objs, 8) != 0)
+		return 2;
+#if SHMPOOL_STATS
+	{
+		struct shmpool_cache *c = shmpool_default_cache(pool);
+		uint64_t w = c->w;
+
+		c->change.w = SHMPOOL_W_LEN_(w);
+		c->change.objs_adj = c->objs_adj;
+		c->change.put_bulk = c->put_bulk + SHMPOOL_W_PUT_CALLS_(w);
+		c->change.put_objs = c->put_objs + SHMPOOL_W_PUT_OBJS_(w);
+		c->change.get_success_bulk = c->get_success_bulk +
+			SHMPOOL_W_GET_CALLS_(w);
+		c->seq++;
+		c->put_bulk = c->change.put_bulk;
+		c->put_objs = c->change.put_objs;
+	}
+#endif
 	return 0;
 }
 
@@ -2262,9 +2299,17 @@ check_slot_at_rest(const struct daemon *d, const char *name, unsigned int k)
 	munmap(map, (size_t)st.st_size);
 }
 
+/* What fold_killed_worker's calls count. */
+static const struct shmpool_stats fold_killed_counts = {
+	.put_bulk = 1, .put_objs = 8,
+	.get_common_pool_bulk = 1, .get_common_pool_objs = 24,
+	.get_success_bulk = 1, .get_success_objs = 8,
+};
+
 START_TEST(test_hostile)
 {
 	char path[400], log[64];
+	struct shmpool *pool;
 	const char *r;
 	struct daemon d;
 	pid_t pid;
@@ -2286,8 +2331,20 @@ START_TEST(test_hostile)
 	ck_assert_kv_u(r, "slots-in-use", 0);
 	ck_assert_kv_u(r, "avail", 128);
 	check_alive(&d, "a garbage cache");
-	/* Its counts were retired, the change abandoned: the slot's
+	/* Its change was finished, its counts retired: the slot's
 	 * counters are zero, and readers find it at rest. */
+	check_slot_at_rest(&d, "h", 0);
+
+	/* One killed in the middle of a fold: shmpoold finishes it, and
+	 * the counts retired are those of its calls, each once. */
+	pid = fork_worker(fold_killed_worker, NULL);
+	tu_wait_children(&pid, 1, 5);
+	snprintf(log, sizeof(log), "slot 0 of pid %ld reclaimed", (long)pid);
+	await_stderr(&d, log, 2);
+	ck_assert_int_eq(shmpool_attach("h", NULL, &pool), 0);
+	check_stats(pool, SHMPOOL_STATS_RETIRED, &fold_killed_counts,
+		"retired, a fold cut short");
+	ck_assert_int_eq(shmpool_detach(pool), 0);
 	check_slot_at_rest(&d, "h", 0);
 
 	/* The slot is usable again, and the ring is whole. */

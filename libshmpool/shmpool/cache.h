@@ -57,7 +57,9 @@
  *
  * Readers (another process) take the totals and w between two reads of
  * seq that agree and are even; the owner makes seq odd while it changes
- * more than w (a fold, a refill, a flush).
+ * more than w (a fold, a refill, a flush), having first written in change
+ * what they are all to be, so that shmpoold can finish a change its owner
+ * was killed in the middle of.
  */
 struct shmpool_cache {
 	/* All that a hit reads and writes. */
@@ -69,7 +71,16 @@ struct shmpool_cache {
 	 * another process writes, and only on request. */
 	uint32_t flush_req;
 	uint32_t slot;			/* index of the slot holding this cache */
-	uint64_t reserved0[5];
+	/* A change of more than w (see seq), as it is to leave w and the
+	 * counters it moves, written whole before seq says it has begun:
+	 * shmpoold finishes it for an owner killed in the middle. */
+	struct shmpool_cache_change_ {
+		uint64_t w;
+		uint64_t objs_adj;
+		uint64_t put_bulk;
+		uint64_t put_objs;
+		uint64_t get_success_bulk;
+	} change;
 
 	/* What the owner is claiming on the ring to put, written before
 	 * each claim so that shmpoold can finish the put of a process
