@@ -9,6 +9,7 @@
 #define SHMPOOL_NO_INLINE
 
 #include <errno.h>
+#include <string.h>
 
 #include "segment-internal.h"
 
@@ -132,16 +133,46 @@ cache_change_finish(struct shmpool_cache *cache)
 
 /*
  * Drop what cache holds without a word to the ring (shmpoold, for a
- * cache found corrupt): its objects are lost.  The counts take them as
- * got, having left the cache and not by a flush: a length that was never
- * true then adds nothing.
+ * cache found corrupt): its objects are lost and, as a flush's, not
+ * counted as got; unless its length was never true (more than ever went
+ * in), which then adds nothing.
  */
 void
 cache_forget(struct shmpool_cache *cache)
 {
 	uint64_t w = uatomic_read(&cache->w);
+	uint32_t len = SHMPOOL_W_LEN_(w);
+	uint64_t adj = -(uint64_t)len;
 
-	cache_change(cache, w - SHMPOOL_W_LEN_(w), 0, 0);
+	if ((int64_t)(cache->put_objs + SHMPOOL_W_PUT_OBJS_(w) +
+			cache->objs_adj - len) < 0)
+		adj = 0;
+	cache_change(cache, w - len, adj, 0);
+}
+
+/*
+ * Every count of cache to 0, and w (the cache is empty), as one change:
+ * readers see the counts before or after, and shmpoold finishes it for an
+ * owner killed in the middle (the counts of the record; the others, not
+ * in it, may then be left as they were).
+ */
+void
+cache_counts_clear(struct shmpool_cache *cache)
+{
+#if SHMPOOL_STATS
+	memset(&cache->change, 0, sizeof(cache->change));
+	cmm_smp_wmb();
+	uatomic_set(&cache->seq, cache->seq + 1);
+	cmm_smp_wmb();
+#endif
+#define ZERO(f) uatomic_set(&cache->f, 0);
+	SHMPOOL_CACHE_COUNTERS_(ZERO)
+#undef ZERO
+	uatomic_set(&cache->w, 0);
+#if SHMPOOL_STATS
+	cmm_smp_wmb();
+	uatomic_set(&cache->seq, cache->seq + 1);
+#endif
 }
 
 /*

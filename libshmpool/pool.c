@@ -109,12 +109,7 @@ stats_fold(struct shmpool_stats *dst, struct shmpool_cache *c)
 	FOLD(get_fail_bulk);
 	FOLD(get_fail_objs);
 #undef FOLD
-#define ZERO(f) c->f = 0;
-	SHMPOOL_CACHE_COUNTERS_(ZERO)
-#undef ZERO
-	/* The cache is empty: w has nothing but counts. */
-	c->w = 0;
-	c->seq = 0;
+	cache_counts_clear(c);
 }
 
 /*
@@ -483,8 +478,8 @@ shmpool_avail_count(const struct shmpool *pool)
 	for (i = 0; i < h->nb_slots; i++) {
 		uint32_t len = cache_len_read(&h->slots[i].cache);
 
-		count += len > SHMPOOL_CACHE_FLUSHTHRESH(SHMPOOL_CACHE_MAX_SIZE) ?
-			0 : len;
+		/* A refill holds up to twice the largest cache for a moment. */
+		count += len > 2 * SHMPOOL_CACHE_MAX_SIZE ? 0 : len;
 	}
 	return count > h->obj_count ? h->obj_count : (unsigned int)count;
 }

@@ -141,6 +141,7 @@ copy_fn copy_add_base, copy_add_avx2, copy_sub_base, copy_sub_avx2;
 /* cache.c */
 int cache_flush(struct pool_handle *h, struct shmpool_cache *cache);
 void cache_forget(struct shmpool_cache *cache);
+void cache_counts_clear(struct shmpool_cache *cache);
 void cache_change_finish(struct shmpool_cache *cache);
 
 /* error.c */

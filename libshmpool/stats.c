@@ -58,7 +58,7 @@ cache_stats_add(struct shmpool_stats *st, const struct shmpool_cache *c)
 	uint64_t gb = uatomic_read(&c->get_direct_bulk);
 	uint64_t go = uatomic_read(&c->get_direct_objs);
 #if SHMPOOL_STATS
-	uint64_t w, put_bulk, put_objs, get_bulk, adj, deadline = 0;
+	uint64_t w, put_bulk, put_objs, get_bulk, adj, got, deadline = 0;
 	uint32_t seq, tries = 0;
 
 	/* The hits: their totals and w, as the owner left them between two
@@ -78,10 +78,22 @@ cache_stats_add(struct shmpool_stats *st, const struct shmpool_cache *c)
 			caa_cpu_relax();
 			continue;
 		}
-		if (deadline == 0)
+		if (deadline == 0) {
 			deadline = now_ns() + CACHE_READ_WAIT_NS;
-		else if (now_ns() > deadline)
+		} else if (now_ns() > deadline) {
+			/* Stopped, or killed, in the middle of a change:
+			 * its record says what it is to leave, whole while
+			 * seq is odd. */
+			if (uatomic_read(&c->seq) & 1) {
+				w = uatomic_read(&c->change.w);
+				put_bulk = uatomic_read(&c->change.put_bulk);
+				put_objs = uatomic_read(&c->change.put_objs);
+				get_bulk = uatomic_read(
+					&c->change.get_success_bulk);
+				adj = uatomic_read(&c->change.objs_adj);
+			}
 			break;
+		}
 		sched_yield();
 	}
 	put_bulk += SHMPOOL_W_PUT_CALLS_(w);
@@ -90,8 +102,10 @@ cache_stats_add(struct shmpool_stats *st, const struct shmpool_cache *c)
 	st->put_objs += put_objs;
 	st->get_success_bulk += get_bulk + SHMPOOL_W_GET_CALLS_(w);
 	/* Every object put in, or refilled, and not flushed nor still
-	 * there, was got. */
-	st->get_success_objs += put_objs + adj - SHMPOOL_W_LEN_(w);
+	 * there, was got (none, for a cache that a build without stats
+	 * filled and counted nothing of). */
+	got = put_objs + adj - SHMPOOL_W_LEN_(w);
+	st->get_success_objs += (int64_t)got < 0 ? 0 : got;
 #endif
 	STATS_ADD_COMMON(st, c);
 	/* A get or put past the cache is a call and a ring operation. */

@@ -351,6 +351,62 @@ START_TEST(test_read_while_hitting)
 }
 END_TEST
 
+/*
+ * A reader that finds the owner stopped in the middle of a change (for
+ * longer than it waits) reads what the change's record says the change
+ * is to leave, not the half of it made.
+ */
+START_TEST(test_read_mid_change)
+{
+	struct shmpool_stats st;
+	struct shmpool *pool;
+	struct shmpool_cache *c;
+	struct expect e = {
+		.put_bulk = 1, .put_objs = 8,
+		.get_common_pool_bulk = 1, .get_common_pool_objs = 40,
+		.get_success_bulk = 1, .get_success_objs = 8,
+	};
+	void *objs[8];
+
+	tu_create("midchg", 1024, 64, 32, 4);
+	pool = tu_attach("midchg", -1);
+	c = shmpool_default_cache(pool);
+	/* A refill of 40, 8 taken, and put back: 40 in the cache. */
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 8), 0);
+	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 8), 0);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 40);
+	check_stats(pool, 0, &e, "before");
+#if SHMPOOL_STATS
+	/* As if stopped in a refill of 2: the record written, seq odd, the
+	 * length stored and objs_adj not yet.  Read as the record says: the
+	 * same counts (the objects of gets follow from objs_adj less the
+	 * length; read half made, they would be 8 - 2 = 6). */
+	c->change.w = c->w + 2;
+	c->change.objs_adj = c->objs_adj + 2;
+	c->change.put_bulk = c->put_bulk;
+	c->change.put_objs = c->put_objs;
+	c->change.get_success_bulk = c->get_success_bulk;
+	c->seq++;
+	c->w += 2;
+	check_stats(pool, 0, &e, "in the middle of a change");
+	/* Finished: the same. */
+	c->objs_adj += 2;
+	c->seq++;
+	check_stats(pool, 0, &e, "after the change");
+	/* Undone (the 2 objects were never there), for the detach. */
+	c->w -= 2;
+	c->objs_adj -= 2;
+	check_stats(pool, 0, &e, "undone");
+#endif
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+	pool = tu_attach("midchg", -1);
+	ck_assert_int_eq(shmpool_stats_read(pool, SHMPOOL_STATS_RETIRED, &st),
+		0);
+	ck_assert_uint_eq(st.get_success_objs, SHMPOOL_STATS ? 8 : 0);
+	shmpool_detach(pool);
+}
+END_TEST
+
 START_TEST(test_bad_arguments)
 {
 	struct shmpool_stats st;
@@ -378,6 +434,7 @@ stats_suite(void)
 	tcase_add_test(tc, test_bad_arguments);
 	tcase_add_test(tc, test_fold);
 	tcase_add_test(tc, test_read_while_hitting);
+	tcase_add_test(tc, test_read_mid_change);
 	suite_add_tcase(s, tc);
 	return s;
 }
