@@ -18,46 +18,25 @@
 _Static_assert(SHMPOOL_CACHE_FLUSHTHRESH(SHMPOOL_CACHE_MAX_SIZE) < 1 << 15,
 	"a hit can overflow a field of the cache's word");
 
-#if SHMPOOL_STATS
 /* Make cache what its change record says. */
 static inline void
 cache_change_apply(struct shmpool_cache *cache)
 {
-	const struct shmpool_cache_change_ *to = &cache->change;
-
-	uatomic_set(&cache->w, to->w);
-	uatomic_set(&cache->objs_adj, to->objs_adj);
-	uatomic_set(&cache->put_bulk, to->put_bulk);
-	uatomic_set(&cache->put_objs, to->put_objs);
-	uatomic_set(&cache->get_success_bulk, to->get_success_bulk);
+#define APPLY(f) uatomic_set(&cache->f, cache->change.f);
+	SHMPOOL_CACHE_CHANGE_(APPLY)
+#undef APPLY
 }
-#endif
 
 /*
- * Change cache's w to w and its objs_adj by adj, and fold its hits' counts
- * into the totals if fold: as readers see it, at once (between seq made
- * odd and made even again); as shmpoold sees it, at once too, as what the
- * change is to leave is written in cache->change before seq is made odd
- * (cache_change_finish()).  Without stats readers read nothing but w,
- * and w alone changes, with one store.
+ * Make cache what its change record says, as readers see it at once
+ * (between seq made odd and made even again), and as shmpoold sees it
+ * too: the record is whole before seq is made odd (cache_change_finish()).
+ * Without stats readers read nothing but w, which changes with one store.
  */
 static void
-cache_change(struct shmpool_cache *cache, uint64_t w, uint64_t adj, int fold)
+cache_change_commit(struct shmpool_cache *cache)
 {
 #if SHMPOOL_STATS
-	struct shmpool_cache_change_ *to = &cache->change;
-	uint64_t was = cache->w;
-
-	to->w = w;
-	to->objs_adj = cache->objs_adj + adj;
-	to->put_bulk = cache->put_bulk;
-	to->put_objs = cache->put_objs;
-	to->get_success_bulk = cache->get_success_bulk;
-	if (fold) {
-		to->put_bulk += SHMPOOL_W_PUT_CALLS_(was);
-		to->put_objs += SHMPOOL_W_PUT_OBJS_(was);
-		to->get_success_bulk += SHMPOOL_W_GET_CALLS_(was);
-	}
 	cmm_smp_wmb();
 	uatomic_set(&cache->seq, cache->seq + 1);
 	cmm_smp_wmb();
@@ -65,10 +44,27 @@ cache_change(struct shmpool_cache *cache, uint64_t w, uint64_t adj, int fold)
 	cmm_smp_wmb();
 	uatomic_set(&cache->seq, cache->seq + 1);
 #else
-	(void)adj;
-	(void)fold;
-	uatomic_set(&cache->w, w);
+	uatomic_set(&cache->w, cache->change.w);
 #endif
+}
+
+/* Change cache's w to w and its objs_adj by adj, and fold its hits'
+ * counts into the totals if fold, as one change. */
+static void
+cache_change(struct shmpool_cache *cache, uint64_t w, uint64_t adj, int fold)
+{
+	struct shmpool_cache_change_ *to = &cache->change;
+	uint64_t was = cache->w;
+
+	cache_change_read(cache, to);
+	to->w = w;
+	to->objs_adj += adj;
+	if (fold) {
+		to->put_bulk += SHMPOOL_W_PUT_CALLS_(was);
+		to->put_objs += SHMPOOL_W_PUT_OBJS_(was);
+		to->get_success_bulk += SHMPOOL_W_GET_CALLS_(was);
+	}
+	cache_change_commit(cache);
 }
 
 /*
@@ -124,9 +120,7 @@ cache_change_finish(struct shmpool_cache *cache)
 	if (!(seq & 1))
 		return;
 	cmm_smp_rmb();
-#if SHMPOOL_STATS
 	cache_change_apply(cache);
-#endif
 	cmm_smp_wmb();
 	uatomic_set(&cache->seq, seq + 1);
 }
@@ -140,14 +134,13 @@ cache_change_finish(struct shmpool_cache *cache)
 void
 cache_forget(struct shmpool_cache *cache)
 {
-	uint64_t w = uatomic_read(&cache->w);
-	uint32_t len = SHMPOOL_W_LEN_(w);
-	uint64_t adj = -(uint64_t)len;
+	struct shmpool_cache_change_ v;
+	uint32_t len;
 
-	if ((int64_t)(cache->put_objs + SHMPOOL_W_PUT_OBJS_(w) +
-			cache->objs_adj - len) < 0)
-		adj = 0;
-	cache_change(cache, w - len, adj, 0);
+	cache_change_read(cache, &v);
+	len = SHMPOOL_W_LEN_(v.w);
+	cache_change(cache, v.w - len,
+		cache_objs_got(&v) < 0 ? 0 : -(uint64_t)len, 0);
 }
 
 /*
@@ -159,20 +152,11 @@ cache_forget(struct shmpool_cache *cache)
 void
 cache_counts_clear(struct shmpool_cache *cache)
 {
-#if SHMPOOL_STATS
 	memset(&cache->change, 0, sizeof(cache->change));
-	cmm_smp_wmb();
-	uatomic_set(&cache->seq, cache->seq + 1);
-	cmm_smp_wmb();
-#endif
+	cache_change_commit(cache);
 #define ZERO(f) uatomic_set(&cache->f, 0);
 	SHMPOOL_CACHE_COUNTERS_(ZERO)
 #undef ZERO
-	uatomic_set(&cache->w, 0);
-#if SHMPOOL_STATS
-	cmm_smp_wmb();
-	uatomic_set(&cache->seq, cache->seq + 1);
-#endif
 }
 
 /*
@@ -301,16 +285,17 @@ shmpool_generic_get_slow(struct shmpool *pool, void **objs, unsigned int n,
 }
 
 /*
- * A put with n <= flushthresh < len + n: flush the cache (counted as a
- * ring operation; see cache_flush()), then push.
+ * A put with n <= flushthresh that the inline put did not make: if the n
+ * do not fit, flush the cache first (counted as a ring operation; see
+ * cache_flush()); then push.
  */
 static int __attribute__((noinline))
-put_flush_push(struct shmpool *pool, struct pool_handle *h,
-		void * const *objs, unsigned int n, struct shmpool_cache *cache)
+put_push(struct shmpool *pool, struct pool_handle *h, void * const *objs,
+		unsigned int n, struct shmpool_cache *cache)
 {
 	uint32_t len = shmpool_cache_len_(cache);
 
-	if (len != 0) {
+	if (n > cache->flushthresh - len) {
 		if (cache_flush(h, cache) < 0)
 			return -ENOSPC;
 		SHMPOOL_STAT_ADD(cache, put_common_pool_bulk, 1);
@@ -334,14 +319,8 @@ shmpool_generic_put_slow(struct shmpool *pool, void * const *objs,
 		cache_fold(cache);
 		if (caa_unlikely(uatomic_read(&cache->flush_req)))
 			cache_flush_requested(h, cache);
-		if (n <= cache->flushthresh) {
-			if (n <= cache->flushthresh - shmpool_cache_len_(cache)) {
-				shmpool_cache_push_(pool, objs, n, cache,
-					cache->w);
-				return 0;
-			}
-			return put_flush_push(pool, h, objs, n, cache);
-		}
+		if (n <= cache->flushthresh)
+			return put_push(pool, h, objs, n, cache);
 		st = cache;
 	} else {
 		st = pool->cache;

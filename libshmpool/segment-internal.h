@@ -126,6 +126,29 @@ int slot_claim_for(struct pool_handle *h, unsigned int size, pid_t pid,
 struct pool_handle *pool_find_cache(const struct shmpool_cache *cache);
 int slot_retire(struct pool_handle *h, struct seg_slot *slot, pid_t pid);
 
+/* The words of c that a change record holds, as they are now. */
+static inline void
+cache_change_read(const struct shmpool_cache *c,
+		struct shmpool_cache_change_ *v)
+{
+#define READ(f) v->f = uatomic_read(&c->f);
+	SHMPOOL_CACHE_CHANGE_(READ)
+#undef READ
+}
+
+/*
+ * The objects that gets took from the cache, as v says: every object put
+ * in, or refilled, and not flushed nor still there.  Below 0 only for a
+ * length that was never true (or a cache that a build without stats
+ * filled, counting nothing).
+ */
+static inline int64_t
+cache_objs_got(const struct shmpool_cache_change_ *v)
+{
+	return (int64_t)(v->put_objs + SHMPOOL_W_PUT_OBJS_(v->w) +
+		v->objs_adj - SHMPOOL_W_LEN_(v->w));
+}
+
 /* stats.c */
 void cache_stats_add(struct shmpool_stats *st, const struct shmpool_cache *c);
 uint32_t cache_len_read(const struct shmpool_cache *c);

@@ -58,7 +58,9 @@ cache_stats_add(struct shmpool_stats *st, const struct shmpool_cache *c)
 	uint64_t gb = uatomic_read(&c->get_direct_bulk);
 	uint64_t go = uatomic_read(&c->get_direct_objs);
 #if SHMPOOL_STATS
-	uint64_t w, put_bulk, put_objs, get_bulk, adj, got, deadline = 0;
+	struct shmpool_cache_change_ v;
+	uint64_t deadline = 0;
+	int64_t got;
 	uint32_t seq, tries = 0;
 
 	/* The hits: their totals and w, as the owner left them between two
@@ -66,11 +68,7 @@ cache_stats_add(struct shmpool_stats *st, const struct shmpool_cache *c)
 	for (;;) {
 		seq = uatomic_read(&c->seq);
 		cmm_smp_rmb();
-		w = uatomic_read(&c->w);
-		put_bulk = uatomic_read(&c->put_bulk);
-		put_objs = uatomic_read(&c->put_objs);
-		get_bulk = uatomic_read(&c->get_success_bulk);
-		adj = uatomic_read(&c->objs_adj);
+		cache_change_read(c, &v);
 		cmm_smp_rmb();
 		if (!(seq & 1) && uatomic_read(&c->seq) == seq)
 			break;
@@ -85,27 +83,19 @@ cache_stats_add(struct shmpool_stats *st, const struct shmpool_cache *c)
 			 * its record says what it is to leave, whole while
 			 * seq is odd. */
 			if (uatomic_read(&c->seq) & 1) {
-				w = uatomic_read(&c->change.w);
-				put_bulk = uatomic_read(&c->change.put_bulk);
-				put_objs = uatomic_read(&c->change.put_objs);
-				get_bulk = uatomic_read(
-					&c->change.get_success_bulk);
-				adj = uatomic_read(&c->change.objs_adj);
+#define READ(f) v.f = uatomic_read(&c->change.f);
+				SHMPOOL_CACHE_CHANGE_(READ)
+#undef READ
 			}
 			break;
 		}
 		sched_yield();
 	}
-	put_bulk += SHMPOOL_W_PUT_CALLS_(w);
-	put_objs += SHMPOOL_W_PUT_OBJS_(w);
-	st->put_bulk += put_bulk;
-	st->put_objs += put_objs;
-	st->get_success_bulk += get_bulk + SHMPOOL_W_GET_CALLS_(w);
-	/* Every object put in, or refilled, and not flushed nor still
-	 * there, was got (none, for a cache that a build without stats
-	 * filled and counted nothing of). */
-	got = put_objs + adj - SHMPOOL_W_LEN_(w);
-	st->get_success_objs += (int64_t)got < 0 ? 0 : got;
+	st->put_bulk += v.put_bulk + SHMPOOL_W_PUT_CALLS_(v.w);
+	st->put_objs += v.put_objs + SHMPOOL_W_PUT_OBJS_(v.w);
+	st->get_success_bulk += v.get_success_bulk + SHMPOOL_W_GET_CALLS_(v.w);
+	got = cache_objs_got(&v);
+	st->get_success_objs += got < 0 ? 0 : (uint64_t)got;
 #endif
 	STATS_ADD_COMMON(st, c);
 	/* A get or put past the cache is a call and a ring operation. */

@@ -2219,6 +2219,20 @@ garbage_worker(void *arg)
 	return 0;
 }
 
+/* Attach to pool h, get 8 objects and put them back: 0, or the exit
+ * code of what failed. */
+static int
+attach_get_put_8(struct shmpool **poolp)
+{
+	void *objs[8];
+
+	if (shmpool_attach("h", NULL, poolp) != 0)
+		return 1;
+	if (shmpool_get_bulk(*poolp, objs, 8) != 0)
+		return 2;
+	return shmpool_put_bulk(*poolp, objs, 8) == 0 ? 0 : 3;
+}
+
 /*
  * Gets 8 objects and puts them back (a refill of 24 before), then dies in
  * the middle of a fold of its hits' counts: the change recorded and
@@ -2228,14 +2242,12 @@ static int
 fold_killed_worker(void *arg)
 {
 	struct shmpool *pool;
-	void *objs[8];
+	int ret;
 
 	(void)arg;
-	if (shmpool_attach("h", NULL, &pool) != 0)
-		return 1;
-	if (shmpool_get_bulk(pool, objs, 8) != 0 ||
-	    shmpool_put_bulk(pool, objs, 8) != 0)
-		return 2;
+	ret = attach_get_put_8(&pool);
+	if (ret != 0)
+		return ret;
 #if SHMPOOL_STATS
 	{
 		struct shmpool_cache *c = shmpool_default_cache(pool);
@@ -2260,14 +2272,9 @@ static int
 exit_attached_worker(void *arg)
 {
 	struct shmpool *pool;
-	void *objs[8];
 
 	(void)arg;
-	if (shmpool_attach("h", NULL, &pool) != 0)
-		return 1;
-	if (shmpool_get_bulk(pool, objs, 8) != 0)
-		return 2;
-	return shmpool_put_bulk(pool, objs, 8) == 0 ? 0 : 3;
+	return attach_get_put_8(&pool);
 }
 
 /* Slot k of pool name of d is free, its cache at rest (seq even) and

@@ -132,6 +132,11 @@ struct shmpool_cache {
 	X(get_common_pool_objs) X(get_fail_bulk) X(get_fail_objs)	\
 	X(put_bulk) X(put_objs) X(get_success_bulk) X(objs_adj)
 
+/* The words of a change record (struct shmpool_cache_change_), each of
+ * which stands in the cache too under the same name. */
+#define SHMPOOL_CACHE_CHANGE_(X)					\
+	X(w) X(objs_adj) X(put_bulk) X(put_objs) X(get_success_bulk)
+
 /* The fields of w. */
 #define SHMPOOL_W_LEN_(w)	((uint32_t)(uint16_t)(w))
 #define SHMPOOL_W_PUT_OBJS_(w)	((uint32_t)(uint16_t)((w) >> 16))
