@@ -317,6 +317,69 @@ ring_wide_ok(enum ring_kind k, unsigned int m)
 	return k != RING_REFS && m >= RING_WIDE_MIN;
 }
 
+#if SHMPOOL_VCOPY_OK_
+/*
+ * The short copies of 64-bit elements (2 <= m < RING_WIDE_MIN), two
+ * entries a turn in 16-byte vectors (shmpool/cache.h's), the last pair
+ * placed to end exactly at m (an entry written or read twice is the same
+ * entry): no loop set-up and no scalar tail, which at a few entries cost
+ * more than the copy (no cache, bulk 4: see docs/PERFORMANCE.md).  Each
+ * 64-bit half of a 16-byte access is read or written whole, as in the
+ * vectorised loops.
+ */
+#define RING_PAIRS		1
+/* Sequences seq + i and seq + i + 1 in the high halves of a pair. */
+#define RING_V2_SEQ(seq, i)						\
+	((shmpool_v2_){ (uint64_t)(seq) << 32,				\
+			(uint64_t)((seq) + 1) << 32 } + ((uint64_t)(i) << 32))
+
+static inline __attribute__((always_inline)) void
+ring_fill_pairs(uint64_t *restrict e, uint32_t seq,
+		const uint64_t *restrict src, uint64_t base, unsigned int m)
+{
+	const shmpool_v2_ b = { base, base };
+	unsigned int i;
+
+#define RING_FILL2(i)							\
+	(*(shmpool_v2_ *)(e + (i)) = RING_V2_SEQ(seq, i) |		\
+	 (((*(const shmpool_v2_ *)(src + (i)) - b) >> SHMPOOL_REF_SHIFT) & \
+	  UINT32_MAX))
+	for (i = 0; i + 2 < m; i += 2)
+		RING_FILL2(i);
+	RING_FILL2(m - 2);
+#undef RING_FILL2
+}
+
+static inline __attribute__((always_inline)) uint32_t
+ring_copy_out_pairs(const uint64_t *restrict e, uint32_t seq,
+		uint64_t *restrict dst, uint64_t base, unsigned int m)
+{
+	const shmpool_v2_ b = { base, base };
+	shmpool_v2_ bad = { 0, 0 }, x;
+	unsigned int i;
+
+#define RING_COPY2(i)							\
+	(x = *(const shmpool_v2_ *)(e + (i)),				\
+	 bad |= x ^ RING_V2_SEQ(seq, i),				\
+	 *(shmpool_v2_ *)(dst + (i)) =					\
+		((x & UINT32_MAX) << SHMPOOL_REF_SHIFT) + b)
+	for (i = 0; i + 2 < m; i += 2)
+		RING_COPY2(i);
+	RING_COPY2(m - 2);
+#undef RING_COPY2
+	return (uint32_t)((bad[0] | bad[1]) >> 32);
+}
+#else
+#define RING_PAIRS		0
+#endif
+
+/* Whether m entries of kind k go two a turn. */
+static inline int
+ring_pairs_ok(enum ring_kind k, unsigned int m)
+{
+	return RING_PAIRS && k != RING_REFS && m >= 2;
+}
+
 /* Write the m entries from e (see ring_fill()). */
 static inline void
 ring_fill_any(uint64_t *e, uint32_t seq, const void *src, enum ring_kind k,
@@ -325,6 +388,11 @@ ring_fill_any(uint64_t *e, uint32_t seq, const void *src, enum ring_kind k,
 	if (ring_wide_ok(k, m))
 		ring_fill_wide(e, seq, (const uint64_t *)src,
 			ring_wide_base(k, base), m);
+#if RING_PAIRS
+	else if (ring_pairs_ok(k, m))
+		ring_fill_pairs(e, seq, (const uint64_t *)src,
+			ring_wide_base(k, base), m);
+#endif
 	else
 		ring_fill(e, seq, src, k, base, m);
 }
@@ -384,6 +452,11 @@ ring_copy_out_any(const uint64_t *e, uint32_t seq, void *dst,
 	if (ring_wide_ok(k, m))
 		return ring_copy_out_wide(e, seq, (uint64_t *)dst,
 			ring_wide_base(k, base), m);
+#if RING_PAIRS
+	if (ring_pairs_ok(k, m))
+		return ring_copy_out_pairs(e, seq, (uint64_t *)dst,
+			ring_wide_base(k, base), m);
+#endif
 	return ring_copy_out(e, seq, dst, k, base, m);
 }
 

@@ -231,6 +231,103 @@ START_TEST(test_wide_read_checks)
 }
 END_TEST
 
+/*
+ * Bulks of 64-bit elements under RING_WIDE_MIN (the short copies, two
+ * entries a turn where the compiler has vectors): every size from 1 to
+ * RING_WIDE_MIN - 1 from every index of the array, so across its end at
+ * every split, with sequences across the 2^32 wrap.  Pointers in, offsets
+ * out, offsets in, pointers out: each element as it went in, in order.
+ */
+START_TEST(test_short_copies)
+{
+	struct shared_ring s = ring_new(64);
+	void *in[RING_WIDE_MIN], *out[RING_WIDE_MIN];
+	uint64_t off[RING_WIDE_MIN];
+	unsigned int n, idx, i;
+
+	for (n = 1; n < RING_WIDE_MIN; n++) {
+		for (idx = 0; idx < 64; idx++) {
+			ring_set_heads(&s.v, ((uint64_t)1 << 32) - 64 + idx);
+			for (i = 0; i < n; i++)
+				in[i] = wide_obj(n * 7 + idx + i);
+			ck_assert_uint_eq(ring_put(&s.v, in, RING_PTRS,
+				wide_objs, n, RING_BULK, &s.recs[0]), n);
+			memset(off, 0xff, sizeof(off));
+			ck_assert_uint_eq(ring_get(&s.v, off, RING_OFFS, NULL,
+				n, RING_BULK), n);
+			for (i = 0; i < n; i++)
+				ck_assert_uint_eq(off[i], (uint64_t)((n * 7 +
+					idx + i) % WIDE_OBJS) <<
+					SHMPOOL_REF_SHIFT);
+			ck_assert_uint_eq(off[n], UINT64_MAX);
+			ck_assert_uint_eq(ring_put(&s.v, off, RING_OFFS, NULL,
+				n, RING_BULK, &s.recs[0]), n);
+			memset(out, 0, sizeof(out));
+			ck_assert_uint_eq(ring_get(&s.v, out, RING_PTRS,
+				wide_objs, n, RING_BULK), n);
+			for (i = 0; i < n; i++)
+				ck_assert_ptr_eq(out[i], in[i]);
+			ck_assert_ptr_null(out[n]);
+			ck_assert_uint_eq(ring_count(&s.v), 0);
+			ck_assert_uint_eq(s.v.r->cons_head,
+				((uint64_t)1 << 32) - 64 + idx + 2 * n);
+		}
+	}
+	ck_assert_uint_eq(s.recs[0], 0);
+	ring_free(&s);
+}
+END_TEST
+
+/*
+ * A short read (2 to RING_WIDE_MIN - 1 entries), within the array or
+ * across its end at every split, sees one entry that is not yet written,
+ * or a hole, wherever it is: the pairs' checks miss none, the last pair's
+ * overlap included.
+ */
+START_TEST(test_short_read_checks)
+{
+	struct shared_ring s = ring_new(64);
+	uint64_t pos, off[RING_WIDE_MIN], *e, good;
+	void *in[RING_WIDE_MIN];
+	unsigned int n, split, i, j;
+
+	for (i = 0; i < RING_WIDE_MIN; i++)
+		in[i] = wide_obj(i);
+	for (n = 2; n < RING_WIDE_MIN; n++) {
+		/* split: entries before the array's end; n: none crosses. */
+		for (split = 1; split <= n; split++) {
+			pos = ((uint64_t)1 << 32) - (split == n ? 128 : split);
+			ring_set_heads(&s.v, pos);
+			ck_assert_uint_eq(ring_put(&s.v, in, RING_PTRS,
+				wide_objs, n, RING_BULK, &s.recs[0]), n);
+			ck_assert_int_eq(ring_read(&s.v, pos, n, off,
+				RING_OFFS, NULL), 1);
+			for (j = 0; j < n; j++) {
+				e = &s.v.ents[(pos + j) & s.v.mask];
+				good = *e;
+				*e = ring_ent((uint32_t)(pos + j) + 1 - 64, j);
+				ck_assert_msg(ring_read(&s.v, pos, n, off,
+					RING_OFFS, NULL) == 0,
+					"n %u split %u: unwritten entry %u "
+					"not seen", n, split, j);
+				*e = ring_ent((uint32_t)(pos + j) + 2, j);
+				ck_assert_msg(ring_read(&s.v, pos, n, off,
+					RING_PTRS, wide_objs) == 0,
+					"n %u split %u: hole at entry %u not "
+					"seen", n, split, j);
+				*e = good;
+			}
+			ck_assert_int_eq(ring_read(&s.v, pos, n, off,
+				RING_OFFS, NULL), 1);
+			for (i = 0; i < n; i++)
+				ck_assert_uint_eq(off[i],
+					(uint64_t)i << SHMPOOL_REF_SHIFT);
+		}
+	}
+	ring_free(&s);
+}
+END_TEST
+
 /* A build of the long copies, and whether this CPU can run it. */
 struct wide_build {
 	const char *name;
@@ -747,6 +844,8 @@ ring_suite(void)
 	tcase_add_test(tc, test_wrap);
 	tcase_add_test(tc, test_wide_copies);
 	tcase_add_test(tc, test_wide_read_checks);
+	tcase_add_test(tc, test_short_copies);
+	tcase_add_test(tc, test_short_read_checks);
 	tcase_add_test(tc, test_wide_builds);
 #if SHMPOOL_COPY_CALL_
 	tcase_add_test(tc, test_copy_builds);
