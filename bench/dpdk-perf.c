@@ -205,6 +205,7 @@ dp_worker_run(void *arg)
 	if (__atomic_load_n(&aborted, __ATOMIC_ACQUIRE) || perf_stop)
 		goto out;
 
+	PERF_STACK_SHIFT(c->stack_shift);
 	ret = dp_timed(&ctx, tab, c, dp.seconds, w->id, &dp_stop.stop,
 		&w->res);
 	if (ret < 0)

@@ -36,6 +36,9 @@ struct perf_case {
 					   fixed sizes */
 	unsigned int keep;		/* objects held before putting back */
 	int constant_n;			/* sizes known at compile time */
+	unsigned int stack_shift;	/* bytes each worker moves its stack
+					   down by before it runs: set for
+					   each run (perf_stack_shift()) */
 };
 
 /* What every case of a run shares. */
@@ -56,6 +59,30 @@ struct perf_result {
 	uint64_t ns;			/* time it took */
 	int status;			/* 0, or -1 when a get or put failed */
 } __attribute__((aligned(PERF_CACHE_LINE)));
+
+/*
+ * Where the workers' stacks stand, modulo 4 KiB, decides a case's rate
+ * as much as the code does: the loops keep a variable or two on the
+ * stack, and a store to the table or the pool's cache 4 KiB away from
+ * one delays the next load of it.  Moving a worker's stack alone moves
+ * the rate of a case by up to 1.8x, shmpool's and DPDK's alike
+ * (docs/PERFORMANCE.md), and where it stands is drawn once for a whole
+ * table (the address space's layout, inherited by every worker).  So run
+ * r of runs moves each worker's stack down by r/runs of 4 KiB, the same
+ * on both sides, and the median is taken over as many places as runs.
+ */
+static inline unsigned int
+perf_stack_shift(unsigned int r, unsigned int runs)
+{
+	return (unsigned int)((uint64_t)r * 4096 / runs) & ~15u;
+}
+
+/* Move this function's stack down by bytes, for whatever it calls next. */
+#define PERF_STACK_SHIFT(bytes) do {					\
+	char *perf_pad_ = __builtin_alloca((size_t)(bytes) + 16);	\
+									\
+	__asm__ volatile("" : : "r"(perf_pad_) : "memory");		\
+} while (0)
 
 /* Set by SIGINT, SIGTERM and SIGHUP: end the case now (shmpool-perf.c). */
 extern volatile sig_atomic_t perf_stop;

@@ -101,7 +101,8 @@ static const char help_text[] =
 	"  --random-only      only the random cases\n"
 	"  --seconds S        per case and run (default 1)\n"
 	"  --repeat R         runs per case, median printed (default 1, or 3\n"
-	"                     with --vs-dpdk)\n"
+	"                     with --vs-dpdk); run r (from 0) moves each\n"
+	"                     worker's stack down by r/R of 4 KiB, both sides\n"
 	"  --object-size B    bytes per object (default 2048)\n"
 	"  --vs-dpdk          also run each case on rte_mempool (EAL threads,\n"
 	"                     --no-huge, same pool), taking turns; adds\n"
@@ -579,6 +580,7 @@ sp_worker(const struct perf_case *c, unsigned int id, pid_t parent)
 			goto out;
 		sched_yield();
 	}
+	PERF_STACK_SHIFT(c->stack_shift);
 	if (c->claimed)
 		ret = sp_claimed_timed(&ctx, tab, c, setup.seconds, id,
 			&shm->stop, res);
@@ -749,13 +751,15 @@ median(double *v, unsigned int n)
 
 /* One case, --repeat times, taking turns with DPDK; prints its line. */
 static int
-case_run(const struct options *o, const struct perf_case *c)
+case_run(const struct options *o, const struct perf_case *case_)
 {
 	double sp[PERF_REPEAT_MAX], dp[PERF_REPEAT_MAX], msp, mdp = 0;
+	struct perf_case run = *case_, *c = &run;
 	unsigned int r;
 	int ret = 0, side, first;
 
 	for (r = 0; r < o->repeat; r++) {
+		run.stack_shift = perf_stack_shift(r, o->repeat);
 		/* shmpool first on even runs, DPDK first on odd ones, so that
 		 * neither always follows the other. */
 		first = o->vs_dpdk && r % 2;
@@ -778,7 +782,8 @@ case_run(const struct options *o, const struct perf_case *c)
 			}
 		}
 		if (o->verbose) {
-			fprintf(stderr, "  run %u: shmpool %.0f", r + 1, sp[r]);
+			fprintf(stderr, "  run %u (stacks %u bytes down): "
+				"shmpool %.0f", r + 1, run.stack_shift, sp[r]);
 			if (o->vs_dpdk)
 				fprintf(stderr, " dpdk %.0f ratio %.3f", dp[r],
 					sp[r] / dp[r]);

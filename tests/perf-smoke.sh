@@ -24,3 +24,13 @@ for f in "/dev/shm/shmpool.perf-$pid" /dev/shm/.shmpool-new.perf-"$pid".*; do
 	[ ! -e "$f" ] || { echo "$f was left behind"; exit 1; }
 done
 echo "perf smoke: ok"
+
+# Each run of a case moves the workers' stacks down by another quarter of
+# 4 KiB with --repeat 4 (see bench/perf.h, perf_stack_shift()).
+runs=$("$perf" --cache 0 --workers 1 --get-bulk 1 --keep 32 --constant-n 0 \
+	--random none --seconds 0.05 --repeat 4 -v 2>&1 >/dev/null |
+	sed -n 's/^  run \([0-9]*\) (stacks \([0-9]*\) bytes down): shmpool [1-9][0-9]*$/\1:\2/p' |
+	tr '\n' ' ')
+[ "$runs" = "1:0 2:1024 3:2048 4:3072 " ] ||
+	{ echo "runs and stack shifts: '$runs', not '1:0 2:1024 3:2048 4:3072 '"; exit 1; }
+echo "perf stack shifts: ok"
