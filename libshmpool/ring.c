@@ -121,11 +121,14 @@ ring_put_slow(const struct ring_view *v, const void *src, enum ring_kind k,
 }
 
 /*
- * One position at a time from cons_head: copy the written entries out,
- * step over holes, until n references are had, then claim all those
- * positions at once.  A position not yet written ends the look: the ring
- * is empty there, or a producer is writing it (then a burst takes what it
- * has and a bulk waits).
+ * First the inline get's copy again, whole, from where cons_head is now:
+ * after another consumer claimed first (two processes refilling at once),
+ * that is all it takes.  Where that copy finds a position not written as
+ * it should be, one position at a time from cons_head: copy the written
+ * entries out, step over holes, until n references are had, then claim
+ * all those positions at once.  A position not yet written ends the look:
+ * the ring is empty there, or a producer is writing it (then a burst
+ * takes what it has and a bulk waits).
  */
 int
 ring_get_slow(const struct ring_view *v, void *dst, enum ring_kind k,
@@ -136,6 +139,11 @@ ring_get_slow(const struct ring_view *v, void *dst, enum ring_kind k,
 	int32_t d = 0;
 
 	for (;;) {
+		if (ring_read(v, pos, n, dst, k, base)) {
+			if (ring_claim(&v->r->cons_head, &pos, n))
+				return n;
+			continue;
+		}
 		got = 0;
 		holes = 0;
 		for (q = pos; got < n; q++) {

@@ -328,6 +328,45 @@ START_TEST(test_short_read_checks)
 }
 END_TEST
 
+/*
+ * The get beyond its first try (ring_get_slow(), as after losing a race
+ * for cons_head): whole copies from where the head is, in order, across
+ * the array's end; and, where one meets a hole, the walk that steps over
+ * it and takes the next entries instead.
+ */
+START_TEST(test_get_slow)
+{
+	struct shared_ring s = ring_new(256);
+	uint64_t pos = ((uint64_t)1 << 32) - 40, off[100];
+	void *in[100];
+	unsigned int i;
+
+	ring_set_heads(&s.v, pos);
+	for (i = 0; i < 100; i++)
+		in[i] = wide_obj(i);
+	ck_assert_uint_eq(ring_put(&s.v, in, RING_PTRS, wide_objs, 100,
+		RING_BULK, &s.recs[0]), 100);
+	ck_assert_int_eq(ring_get_slow(&s.v, off, RING_OFFS, NULL, 60,
+		RING_BULK), 60);
+	for (i = 0; i < 60; i++)
+		ck_assert_uint_eq(off[i], (uint64_t)i << SHMPOOL_REF_SHIFT);
+	ck_assert_uint_eq(s.v.r->cons_head, pos + 60);
+	/* A hole at position 70 (as shmpoold marks one): 30 from 60 are
+	 * 60..69 and 71..90. */
+	s.v.ents[(pos + 70) & s.v.mask] = ring_ent((uint32_t)(pos + 70) + 2, 0);
+	uatomic_set(&s.v.r->holes, 1);
+	ck_assert_int_eq(ring_get_slow(&s.v, off, RING_OFFS, NULL, 30,
+		RING_BULK), 30);
+	for (i = 0; i < 30; i++)
+		ck_assert_uint_eq(off[i], (uint64_t)(60 + i + (i >= 10)) <<
+			SHMPOOL_REF_SHIFT);
+	ck_assert_uint_eq(s.v.r->cons_head, pos + 91);
+	ck_assert_uint_eq(s.v.r->holes, 0);
+	ck_assert_uint_eq(ring_count(&s.v), 9);
+	ring_free(&s);
+}
+END_TEST
+
 /* A build of the long copies, and whether this CPU can run it. */
 struct wide_build {
 	const char *name;
@@ -846,6 +885,7 @@ ring_suite(void)
 	tcase_add_test(tc, test_wide_read_checks);
 	tcase_add_test(tc, test_short_copies);
 	tcase_add_test(tc, test_short_read_checks);
+	tcase_add_test(tc, test_get_slow);
 	tcase_add_test(tc, test_wide_builds);
 #if SHMPOOL_COPY_CALL_
 	tcase_add_test(tc, test_copy_builds);
