@@ -247,9 +247,78 @@ args_handle(struct shmpool *pool, const void *objs, unsigned int n)
 }
 
 /*
- * What the inline get did not do: argument errors, a field of w to fold,
- * a flush request, a miss; and the bypass of the cache, kept short here as
- * it is the whole of a get without a cache.
+ * A get or put past the cache (counted in st): n above its size, or past
+ * an idle cache (cache_idle_for()) when the short try on the ring
+ * (ring_get_short()) did not make it.  Out of line, so that the short
+ * try, inline in shmpool_generic_get_slow() and shmpool_generic_put_slow(),
+ * needs no registers saved for after a call.
+ */
+static int __attribute__((noinline))
+get_direct(struct shmpool *pool, struct pool_handle *h, void **objs,
+		unsigned int n, struct shmpool_cache *cache,
+		struct shmpool_cache *st)
+{
+	if (ring_get(&h->ring, objs, RING_PTRS, pool->objbase, n,
+			RING_BULK) <= 0)
+		return get_bypass_with_cache(pool, h, objs, n, cache, st);
+	SHMPOOL_STAT_ADD(st, get_direct_bulk, 1);
+	SHMPOOL_STAT_ADD(st, get_direct_objs, n);
+	return 0;
+}
+
+static int __attribute__((noinline))
+put_direct(struct shmpool *pool, struct pool_handle *h,
+		void * const *objs, unsigned int n, struct shmpool_cache *st)
+{
+	if (ring_put(&h->ring, objs, RING_PTRS, pool->objbase, n,
+			RING_BULK, &st->ring_op) <= 0)
+		return -ENOSPC;
+	SHMPOOL_STAT_ADD(st, put_direct_bulk, 1);
+	SHMPOOL_STAT_ADD(st, put_direct_objs, n);
+	return 0;
+}
+
+/* What the inline get did not do, with a cache: a field of w to fold, a
+ * flush request, a miss, n above its size (h: checked arguments). */
+static int __attribute__((noinline))
+get_cached(struct shmpool *pool, struct pool_handle *h, void **objs,
+		unsigned int n, struct shmpool_cache *cache)
+{
+	cache_fold(cache);
+	if (caa_unlikely(uatomic_read(&cache->flush_req)))
+		cache_flush_requested(h, cache);
+	/* A hit, if the fold or a flush the ring had no room for (a double
+	 * put) is all that stopped it. */
+	if (n - 1 < shmpool_cache_len_(cache)) {
+		shmpool_cache_take_(pool, objs, n, cache, cache->w);
+		return 0;
+	}
+	if (n <= cache->size)
+		return get_refill(pool, h, objs, n, cache);
+	return get_direct(pool, h, objs, n, cache, cache);
+}
+
+/*
+ * Whether a get or put of n through cache goes to the ring alone with
+ * nothing for the cache to do first: there is no cache, or n is above
+ * what it takes (size for a get, flushthresh for a put) while it is
+ * empty, has no counts to fold (w == 0) and no flush to make.  The whole
+ * of every get and put through a cache of size 0, the attachment's
+ * default where the pool has none.
+ */
+static inline int
+cache_idle_for(const struct shmpool_cache *cache, unsigned int n,
+		uint32_t limit)
+{
+	return cache == NULL || (n > limit && cache->w == 0 &&
+		uatomic_read(&cache->flush_req) == 0);
+}
+
+/*
+ * What the inline get did not do: argument errors, and all that a cache
+ * needs (get_cached()); here, the get past an idle cache
+ * (cache_idle_for()), the whole of a get without a cache, with nothing
+ * else in the function, so that it takes few registers.
  */
 int
 shmpool_generic_get_slow(struct shmpool *pool, void **objs, unsigned int n,
@@ -260,25 +329,12 @@ shmpool_generic_get_slow(struct shmpool *pool, void **objs, unsigned int n,
 
 	if (caa_unlikely(h == NULL))
 		return -EINVAL;
-	if (cache != NULL) {
-		cache_fold(cache);
-		if (caa_unlikely(uatomic_read(&cache->flush_req)))
-			cache_flush_requested(h, cache);
-		/* A hit, if the fold or a flush the ring had no room for
-		 * (a double put) is all that stopped it. */
-		if (n - 1 < shmpool_cache_len_(cache)) {
-			shmpool_cache_take_(pool, objs, n, cache, cache->w);
-			return 0;
-		}
-		if (n <= cache->size)
-			return get_refill(pool, h, objs, n, cache);
-		st = cache;
-	} else {
-		st = pool->cache;
-	}
-	if (caa_unlikely(ring_get(&h->ring, objs, RING_PTRS, pool->objbase, n,
-			RING_BULK) <= 0))
-		return get_bypass_with_cache(pool, h, objs, n, cache, st);
+	if (!cache_idle_for(cache, n, cache != NULL ? cache->size : 0))
+		return get_cached(pool, h, objs, n, cache);
+	st = cache != NULL ? cache : pool->cache;
+	if (caa_unlikely(!ring_get_short(&h->ring, objs, RING_PTRS,
+			pool->objbase, n)))
+		return get_direct(pool, h, objs, n, cache, st);
 	SHMPOOL_STAT_ADD(st, get_direct_bulk, 1);
 	SHMPOOL_STAT_ADD(st, get_direct_objs, n);
 	return 0;
@@ -305,6 +361,19 @@ put_push(struct shmpool *pool, struct pool_handle *h, void * const *objs,
 	return 0;
 }
 
+/* What the inline put did not do, with a cache (see get_cached()). */
+static int __attribute__((noinline))
+put_cached(struct shmpool *pool, struct pool_handle *h, void * const *objs,
+		unsigned int n, struct shmpool_cache *cache)
+{
+	cache_fold(cache);
+	if (caa_unlikely(uatomic_read(&cache->flush_req)))
+		cache_flush_requested(h, cache);
+	if (n <= cache->flushthresh)
+		return put_push(pool, h, objs, n, cache);
+	return put_direct(pool, h, objs, n, cache);
+}
+
 /* What the inline put did not do (see shmpool_generic_get_slow()). */
 int
 shmpool_generic_put_slow(struct shmpool *pool, void * const *objs,
@@ -315,19 +384,12 @@ shmpool_generic_put_slow(struct shmpool *pool, void * const *objs,
 
 	if (caa_unlikely(h == NULL))
 		return -EINVAL;
-	if (cache != NULL) {
-		cache_fold(cache);
-		if (caa_unlikely(uatomic_read(&cache->flush_req)))
-			cache_flush_requested(h, cache);
-		if (n <= cache->flushthresh)
-			return put_push(pool, h, objs, n, cache);
-		st = cache;
-	} else {
-		st = pool->cache;
-	}
-	if (caa_unlikely(ring_put(&h->ring, objs, RING_PTRS, pool->objbase, n,
-			RING_BULK, &st->ring_op) <= 0))
-		return -ENOSPC;
+	if (!cache_idle_for(cache, n, cache != NULL ? cache->flushthresh : 0))
+		return put_cached(pool, h, objs, n, cache);
+	st = cache != NULL ? cache : pool->cache;
+	if (caa_unlikely(!ring_put_short(&h->ring, objs, RING_PTRS,
+			pool->objbase, n, &st->ring_op)))
+		return put_direct(pool, h, objs, n, st);
 	SHMPOOL_STAT_ADD(st, put_direct_bulk, 1);
 	SHMPOOL_STAT_ADD(st, put_direct_objs, n);
 	return 0;

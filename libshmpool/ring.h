@@ -540,6 +540,105 @@ ring_get(const struct ring_view *v, void *dst, enum ring_kind k, char *base,
 	return n;
 }
 
+/*
+ * Whether n entries from pos make a short copy: fewer than RING_WIDE_MIN
+ * (in pairs, or one), within the array.  ring_put_short() and
+ * ring_get_short() make only those, with no call and few registers, for
+ * the caller to inline as the whole of a put or get without a cache; for
+ * anything else they leave it to ring_put() and ring_get().
+ */
+static inline int
+ring_short(const struct ring_view *v, uint64_t pos, unsigned int n)
+{
+	return n < RING_WIDE_MIN && n <= v->size - ((uint32_t)pos & v->mask);
+}
+
+/* Write the n short entries from position pos (see ring_short()). */
+static inline __attribute__((always_inline)) void
+ring_write_short(const struct ring_view *v, uint64_t pos, unsigned int n,
+		const void *src, enum ring_kind k, const char *base)
+{
+	uint64_t *e = &v->ents[(uint32_t)pos & v->mask];
+
+	ring_smp_release();
+	if (n == 1)
+		e[0] = ring_ent((uint32_t)pos + 1,
+			ring_src_ref(src, 0, k, base));
+#if RING_PAIRS
+	else if (k != RING_REFS)
+		ring_fill_pairs(e, (uint32_t)pos + 1, (const uint64_t *)src,
+			ring_wide_base(k, base), n);
+#endif
+	else
+		ring_fill(e, (uint32_t)pos + 1, src, k, base, n);
+}
+
+/* Copy the n short entries from position pos out (see ring_read()). */
+static inline __attribute__((always_inline)) int
+ring_read_short(const struct ring_view *v, uint64_t pos, unsigned int n,
+		void *dst, enum ring_kind k, char *base)
+{
+	const uint64_t *e = &v->ents[(uint32_t)pos & v->mask];
+	uint32_t bad;
+
+	if (n == 1) {
+		uint64_t x = uatomic_read(e);
+
+		ring_dst_set(dst, 0, k, base, (uint32_t)x);
+		bad = ring_ent_seq(x) ^ ((uint32_t)pos + 1);
+	}
+#if RING_PAIRS
+	else if (k != RING_REFS)
+		bad = ring_copy_out_pairs(e, (uint32_t)pos + 1, (uint64_t *)dst,
+			ring_wide_base(k, base), n);
+#endif
+	else
+		bad = ring_copy_out(e, (uint32_t)pos + 1, dst, k, base, n);
+	ring_smp_acquire();
+	return bad == 0;
+}
+
+/*
+ * ring_put()'s first try when it is short (ring_short()): n, or 0 when
+ * it did not put them (not short, no room for them, or another producer
+ * claimed first), and ring_put() is to be called.
+ */
+static inline __attribute__((always_inline)) int
+ring_put_short(const struct ring_view *v, const void *src, enum ring_kind k,
+		const char *base, unsigned int n, uint64_t *rec)
+{
+	uint64_t pos = uatomic_read(&v->r->prod_head);
+
+	if (caa_unlikely(!ring_short(v, pos, n) ||
+			pos + n - uatomic_read(&v->r->cons_head) > v->size))
+		return 0;
+	uatomic_set(rec, RING_OP(pos, n));
+	if (caa_unlikely(!ring_claim(&v->r->prod_head, &pos, n)))
+		return 0;
+	ring_write_short(v, pos, n, src, k, base);
+	ring_smp_release();
+	uatomic_set(rec, 0);
+	return n;
+}
+
+/*
+ * ring_get()'s first try when it is short: n, or 0 when it did not take
+ * them (not short, not all written, or another consumer claimed first),
+ * and ring_get() is to be called.  dst may have been written either way.
+ */
+static inline __attribute__((always_inline)) int
+ring_get_short(const struct ring_view *v, void *dst, enum ring_kind k,
+		char *base, unsigned int n)
+{
+	uint64_t pos = uatomic_read(&v->r->cons_head);
+
+	if (caa_unlikely(!ring_short(v, pos, n) ||
+			!ring_read_short(v, pos, n, dst, k, base) ||
+			!ring_claim(&v->r->cons_head, &pos, n)))
+		return 0;
+	return n;
+}
+
 /* References in and out (tests; the library moves pointers and offsets). */
 static inline int
 ring_enqueue(const struct ring_view *v, const uint32_t *refs, unsigned int n,

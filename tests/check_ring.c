@@ -367,6 +367,69 @@ START_TEST(test_get_slow)
 }
 END_TEST
 
+/*
+ * The short tries (ring_put_short(), ring_get_short()): from every index
+ * of a 64-entry ring, every size under RING_WIDE_MIN goes in and comes
+ * out whole where it stays within the array, and where it would cross
+ * its end, or there is no room, or too few entries, the try does nothing
+ * and says 0.
+ */
+START_TEST(test_short_tries)
+{
+	struct shared_ring s = ring_new(64);
+	void *in[RING_WIDE_MIN], *out[RING_WIDE_MIN];
+	uint64_t base = ((uint64_t)1 << 32) - 64, pos;
+	unsigned int n, idx, i, fits;
+
+	for (n = 1; n < RING_WIDE_MIN; n++) {
+		for (idx = 0; idx < 64; idx++) {
+			pos = base + idx;
+			ring_set_heads(&s.v, pos);
+			fits = idx + n <= 64;
+			for (i = 0; i < n; i++)
+				in[i] = wide_obj(idx + i);
+			ck_assert_uint_eq(ring_put_short(&s.v, in, RING_PTRS,
+				wide_objs, n, &s.recs[0]), fits ? n : 0);
+			ck_assert_uint_eq(s.recs[0], 0);
+			ck_assert_uint_eq(s.v.r->prod_head, pos + (fits ? n :
+				0));
+			if (!fits) {
+				/* What ring_put() does then: all of it. */
+				ck_assert_uint_eq(ring_put(&s.v, in, RING_PTRS,
+					wide_objs, n, RING_BULK, &s.recs[0]),
+					n);
+			}
+			/* One more than there is: nothing taken. */
+			if (n < RING_WIDE_MIN - 1 && idx + n + 1 <= 64) {
+				ck_assert_uint_eq(ring_get_short(&s.v, out,
+					RING_PTRS, wide_objs, n + 1), 0);
+				ck_assert_uint_eq(s.v.r->cons_head, pos);
+			}
+			memset(out, 0, sizeof(out));
+			ck_assert_uint_eq(ring_get_short(&s.v, out, RING_PTRS,
+				wide_objs, n), fits ? n : 0);
+			if (!fits)
+				ck_assert_uint_eq(ring_get(&s.v, out,
+					RING_PTRS, wide_objs, n, RING_BULK), n);
+			for (i = 0; i < n; i++)
+				ck_assert_ptr_eq(out[i], in[i]);
+			ck_assert_uint_eq(s.v.r->cons_head, pos + n);
+		}
+	}
+	/* No room: a full ring takes nothing, and the record is not
+	 * written. */
+	ring_set_heads(&s.v, base);
+	for (i = 0; i < 64; i += 8)
+		ck_assert_uint_eq(ring_put_short(&s.v, in, RING_PTRS,
+			wide_objs, 8, &s.recs[0]), 8);
+	ck_assert_uint_eq(ring_put_short(&s.v, in, RING_PTRS, wide_objs, 1,
+		&s.recs[0]), 0);
+	ck_assert_uint_eq(s.v.r->prod_head, base + 64);
+	ck_assert_uint_eq(s.recs[0], 0);
+	ring_free(&s);
+}
+END_TEST
+
 /* A build of the long copies, and whether this CPU can run it. */
 struct wide_build {
 	const char *name;
@@ -886,6 +949,7 @@ ring_suite(void)
 	tcase_add_test(tc, test_short_copies);
 	tcase_add_test(tc, test_short_read_checks);
 	tcase_add_test(tc, test_get_slow);
+	tcase_add_test(tc, test_short_tries);
 	tcase_add_test(tc, test_wide_builds);
 #if SHMPOOL_COPY_CALL_
 	tcase_add_test(tc, test_copy_builds);
