@@ -206,14 +206,16 @@ shmpool_ptr_to_ref_(const struct shmpool *pool, const void *obj)
 
 /*
  * The copies of a hit.  From SHMPOOL_COPY_CALL_MIN_ objects on they are a
- * call to the library (below).  Under that they go in 16-byte vectors,
- * eight objects a turn while at least eight are left, then two, and the
- * last vector of each kind is placed to end exactly at n, overlapping
- * what was copied before it (copying an object twice writes the same
- * value): few branches, and the same ones whatever n, as a size the
- * branch predictor cannot learn would otherwise cost one mispredicted
- * branch per loop and tail (shmpool-perf --random, cache 512: 0.83 of
- * DPDK's rate with a plain loop vectorised and unrolled by gcc).  With a
+ * call to the library (below).  Under that they go in 16-byte vectors:
+ * from 8 objects, eight a turn and the last eight placed to end exactly
+ * at n, overlapping what was copied before them (copying an object twice
+ * writes the same value); under 8, no loop: objects 0-1 and the last
+ * two, and from 5 objects also 2-3 and the two before the last two.  Few
+ * branches, and the same ones whatever n, as a size the branch predictor
+ * cannot learn would otherwise cost one mispredicted branch per loop and
+ * tail (shmpool-perf --random, cache 512: 0.83 of DPDK's rate with a
+ * plain loop vectorised and unrolled by gcc; random 1..4, 155 -> 229 M
+ * objects/s without the loop of pairs: docs/PERFORMANCE.md).  With a
  * constant n the compiler decides those branches and keeps only the
  * copies: at 4, two 16-byte loads, adds and stores, where the plain loop
  * it unrolled became scalar and half-vector moves (docs/PERFORMANCE.md,
@@ -253,10 +255,14 @@ typedef uint64_t shmpool_u64_ __attribute__((may_alias));
 	}								\
 	b_ = (shmpool_v2_){ (b0), (b0) };				\
 	if ((n) < 8) {							\
-		last_ = (src) + (n) - 2;				\
-		for (; s_ < last_; s_ += 2, d_ += 2)			\
-			SHMPOOL_VCOPY_(d_, s_, 0, op, b_);		\
-		SHMPOOL_VCOPY_((dst) + (n) - 2, last_, 0, op, b_);	\
+		/* Objects 0-1 and n-2..n-1; from 5, also 2-3 and	\
+		 * n-4..n-3: all of them, overlapping, no loop. */	\
+		SHMPOOL_VCOPY_(d_, s_, 0, op, b_);			\
+		if ((n) > 4) {						\
+			SHMPOOL_VCOPY_(d_, s_, 2, op, b_);		\
+			SHMPOOL_VCOPY_(d_, s_, (n) - 4, op, b_);	\
+		}							\
+		SHMPOOL_VCOPY_(d_, s_, (n) - 2, op, b_);		\
 		break;							\
 	}								\
 	last_ = (src) + ((n) & ~7U);					\
