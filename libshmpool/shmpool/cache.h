@@ -173,7 +173,8 @@ shmpool_cache_len_(const struct shmpool_cache *cache)
  */
 struct shmpool {
 	char *objbase;			/* the object area in this process */
-	struct shmpool_cache *cache;	/* this attachment's default cache */
+	struct shmpool_cache *cache;	/* this attachment's default cache,
+					   never NULL */
 };
 
 #if SHMPOOL_STATS
@@ -373,45 +374,65 @@ shmpool_cache_push_(struct shmpool *pool, void * const *objs, unsigned int n,
 
 /*
  * Cache hit: the top n objects, copied in order, so that a put of the
- * same objects in the same order restores the cache exactly.  The unsigned
- * "n - 1 < len" also sends n == 0 to the slow path, which refuses it.
+ * same objects in the same order restores the cache exactly; 1 if made.
+ * The unsigned "n - 1 < len" also sends n == 0 to the slow path, which
+ * refuses it.  cache, pool and objs are not NULL.
  */
+static inline int
+shmpool_hit_get_(struct shmpool *pool, void **objs, unsigned int n,
+		struct shmpool_cache *cache)
+{
+	uint64_t w = cache->w;
+
+	if (caa_likely(n - 1 < SHMPOOL_W_LEN_(w) && !SHMPOOL_W_GET_FULL_(w) &&
+			!cache->flush_req)) {
+		shmpool_cache_take_(pool, objs, n, cache, w);
+		return 1;
+	}
+	return 0;
+}
+
+/* Cache hit: push the n objects in order while the cache stays at or
+ * under its flush threshold (len never exceeds flushthresh); 1 if made. */
+static inline int
+shmpool_hit_put_(struct shmpool *pool, void * const *objs, unsigned int n,
+		struct shmpool_cache *cache)
+{
+	uint64_t w = cache->w;
+
+	if (caa_likely(n - 1 < cache->flushthresh - SHMPOOL_W_LEN_(w) &&
+			!SHMPOOL_W_PUT_FULL_(w) && !cache->flush_req)) {
+		shmpool_cache_push_(pool, objs, n, cache, w);
+		return 1;
+	}
+	return 0;
+}
+
 static inline int
 _shmpool_generic_get(struct shmpool *pool, void **objs, unsigned int n,
 		struct shmpool_cache *cache)
 {
-	uint64_t w;
-
-	if (caa_likely(cache != NULL && pool != NULL && objs != NULL)) {
-		w = cache->w;
-		if (caa_likely(n - 1 < SHMPOOL_W_LEN_(w) &&
-				!SHMPOOL_W_GET_FULL_(w) && !cache->flush_req)) {
-			shmpool_cache_take_(pool, objs, n, cache, w);
-			return 0;
-		}
-	}
+	if (caa_likely(cache != NULL && pool != NULL && objs != NULL &&
+			shmpool_hit_get_(pool, objs, n, cache)))
+		return 0;
 	return shmpool_generic_get_slow(pool, objs, n, cache);
 }
 
-/* Cache hit: push the n objects in order while the cache stays at or
- * under its flush threshold (len never exceeds flushthresh). */
 static inline int
 _shmpool_generic_put(struct shmpool *pool, void * const *objs,
 		unsigned int n, struct shmpool_cache *cache)
 {
-	uint64_t w;
-
-	if (caa_likely(cache != NULL && pool != NULL && objs != NULL)) {
-		w = cache->w;
-		if (caa_likely(n - 1 < cache->flushthresh - SHMPOOL_W_LEN_(w) &&
-				!SHMPOOL_W_PUT_FULL_(w) && !cache->flush_req)) {
-			shmpool_cache_push_(pool, objs, n, cache, w);
-			return 0;
-		}
-	}
+	if (caa_likely(cache != NULL && pool != NULL && objs != NULL &&
+			shmpool_hit_put_(pool, objs, n, cache)))
+		return 0;
 	return shmpool_generic_put_slow(pool, objs, n, cache);
 }
 
+/*
+ * The calls through the default cache: an attached pool always has one
+ * (pool->cache is set before shmpool_attach() returns it), so only pool
+ * and objs are tested before the hit.
+ */
 static inline struct shmpool_cache *
 shmpool_default_cache_(const struct shmpool *pool)
 {
@@ -421,25 +442,33 @@ shmpool_default_cache_(const struct shmpool *pool)
 static inline int
 _shmpool_get_bulk(struct shmpool *pool, void **objs, unsigned int n)
 {
-	return _shmpool_generic_get(pool, objs, n, shmpool_default_cache_(pool));
+	if (caa_likely(pool != NULL && objs != NULL &&
+			shmpool_hit_get_(pool, objs, n, pool->cache)))
+		return 0;
+	return shmpool_generic_get_slow(pool, objs, n,
+		shmpool_default_cache_(pool));
 }
 
 static inline int
 _shmpool_put_bulk(struct shmpool *pool, void * const *objs, unsigned int n)
 {
-	return _shmpool_generic_put(pool, objs, n, shmpool_default_cache_(pool));
+	if (caa_likely(pool != NULL && objs != NULL &&
+			shmpool_hit_put_(pool, objs, n, pool->cache)))
+		return 0;
+	return shmpool_generic_put_slow(pool, objs, n,
+		shmpool_default_cache_(pool));
 }
 
 static inline int
 _shmpool_get(struct shmpool *pool, void **obj)
 {
-	return _shmpool_generic_get(pool, obj, 1, shmpool_default_cache_(pool));
+	return _shmpool_get_bulk(pool, obj, 1);
 }
 
 static inline int
 _shmpool_put(struct shmpool *pool, void *obj)
 {
-	return _shmpool_generic_put(pool, &obj, 1, shmpool_default_cache_(pool));
+	return _shmpool_put_bulk(pool, &obj, 1);
 }
 
 #endif /* SHMPOOL_CACHE_H */
