@@ -168,8 +168,7 @@ dp_worker_run(void *arg)
 	struct dp_worker *w = arg;
 	const struct perf_case *c = w->c;
 	struct dp_ctx ctx = { w->mp, NULL };
-	size_t tab_size;
-	void **tab = NULL;
+	void **tab = NULL, *tab_block = NULL;
 	int ret = -1;
 
 	if (c->claimed) {
@@ -184,15 +183,12 @@ dp_worker_run(void *arg)
 	} else {
 		ctx.cache = rte_mempool_default_cache(w->mp, rte_lcore_id());
 	}
-	tab_size = ((size_t)c->keep * sizeof(*tab) + PERF_CACHE_LINE - 1) &
-		~(size_t)(PERF_CACHE_LINE - 1);
-	tab = aligned_alloc(PERF_CACHE_LINE, tab_size);
+	tab = perf_tab_alloc(c->keep, c->tab_shift, &tab_block);
 	if (tab == NULL) {
 		fprintf(stderr, "shmpool-perf: DPDK: lcore %u: out of memory\n",
 			w->lcore);
 		goto fail;
 	}
-	memset(tab, 0, tab_size);
 
 	/* The main lcore starts everyone once all are ready. */
 	if (w->id == 0) {
@@ -213,7 +209,7 @@ dp_worker_run(void *arg)
 			"failed after %" PRIu64 " objects\n", w->lcore,
 			w->res.count);
 out:
-	free(tab);
+	free(tab_block);
 	if (ctx.cache != NULL)
 		rte_mempool_cache_flush(ctx.cache, w->mp);
 	if (c->claimed)
@@ -221,7 +217,7 @@ out:
 	return ret;
 fail:
 	__atomic_store_n(&aborted, 1, __ATOMIC_RELEASE);
-	free(tab);
+	free(tab_block);
 	if (c->claimed)
 		rte_mempool_cache_free(ctx.cache);
 	return -1;

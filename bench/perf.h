@@ -37,8 +37,10 @@ struct perf_case {
 	unsigned int keep;		/* objects held before putting back */
 	int constant_n;			/* sizes known at compile time */
 	unsigned int stack_shift;	/* bytes each worker moves its stack
-					   down by before it runs: set for
-					   each run (perf_stack_shift()) */
+					   down by before it runs, and its
+					   table on: set for each run
+					   (perf_stack_shift()) */
+	unsigned int tab_shift;
 };
 
 /* What every case of a run shares. */
@@ -68,13 +70,42 @@ struct perf_result {
  * the rate of a case by up to 1.8x, shmpool's and DPDK's alike
  * (docs/PERFORMANCE.md), and where it stands is drawn once for a whole
  * table (the address space's layout, inherited by every worker).  So run
- * r of runs moves each worker's stack down by r/runs of 4 KiB, the same
- * on both sides, and the median is taken over as many places as runs.
+ * r of runs moves each worker's stack down by r/runs of 4 KiB, and its
+ * table of kept objects (against the pool's cache, the same kind of
+ * stall) to (r + 1/2)/runs of 4 KiB: the same on both sides, and the
+ * median is taken over as many places as runs.
  */
 static inline unsigned int
 perf_stack_shift(unsigned int r, unsigned int runs)
 {
 	return (unsigned int)((uint64_t)r * 4096 / runs) & ~15u;
+}
+
+/* And the table of kept objects, by as much again as half a step. */
+static inline unsigned int
+perf_tab_shift(unsigned int r, unsigned int runs)
+{
+	return (unsigned int)(((uint64_t)r * 2 + 1) * 2048 / runs) &
+		~(PERF_CACHE_LINE - 1u);
+}
+
+/*
+ * A worker's table of keep objects, zeroed, tab_shift bytes into a
+ * block aligned on 4 KiB (*block, for free()), so that where it stands
+ * modulo 4 KiB is the run's, not the heap's.
+ */
+static inline void **
+perf_tab_alloc(unsigned int keep, unsigned int tab_shift, void **block)
+{
+	size_t size = ((size_t)keep * sizeof(void *) + tab_shift + 4095) &
+		~(size_t)4095;
+	char *b = aligned_alloc(4096, size);
+
+	*block = b;
+	if (b == NULL)
+		return NULL;
+	memset(b, 0, size);
+	return (void **)(b + tab_shift);
 }
 
 /* Move this function's stack down by bytes, for whatever it calls next. */

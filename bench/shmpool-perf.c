@@ -102,7 +102,8 @@ static const char help_text[] =
 	"  --seconds S        per case and run (default 1)\n"
 	"  --repeat R         runs per case, median printed (default 1, or 3\n"
 	"                     with --vs-dpdk); run r (from 0) moves each\n"
-	"                     worker's stack down by r/R of 4 KiB, both sides\n"
+	"                     worker's stack down by r/R of 4 KiB and its\n"
+	"                     table to (r + 1/2)/R of 4 KiB, both sides\n"
 	"  --object-size B    bytes per object (default 2048)\n"
 	"  --vs-dpdk          also run each case on rte_mempool (EAL threads,\n"
 	"                     --no-huge, same pool), taking turns; adds\n"
@@ -538,8 +539,7 @@ sp_worker(const struct perf_case *c, unsigned int id, pid_t parent)
 	};
 	struct perf_result *res = &shm->res[id];
 	struct sp_ctx ctx = { NULL, NULL };
-	size_t tab_size;
-	void **tab = NULL;
+	void **tab = NULL, *tab_block = NULL;
 	int ret;
 
 	signal(SIGINT, SIG_DFL);
@@ -565,14 +565,11 @@ sp_worker(const struct perf_case *c, unsigned int id, pid_t parent)
 			goto fail;
 		}
 	}
-	tab_size = ((size_t)c->keep * sizeof(*tab) + PERF_CACHE_LINE - 1) &
-		~(size_t)(PERF_CACHE_LINE - 1);
-	tab = aligned_alloc(PERF_CACHE_LINE, tab_size);
+	tab = perf_tab_alloc(c->keep, c->tab_shift, &tab_block);
 	if (tab == NULL) {
 		fprintf(stderr, "%s: worker %u: out of memory\n", progname, id);
 		goto fail;
 	}
-	memset(tab, 0, tab_size);
 
 	__atomic_fetch_add(&shm->ready, 1, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&shm->start, __ATOMIC_ACQUIRE)) {
@@ -591,13 +588,13 @@ sp_worker(const struct perf_case *c, unsigned int id, pid_t parent)
 		fprintf(stderr, "%s: worker %u: a get or put failed after %"
 			PRIu64 " objects\n", progname, id, res->count);
 out:
-	free(tab);
+	free(tab_block);
 	if (ctx.cache != NULL)
 		shmpool_cache_release(ctx.cache);
 	return shmpool_detach(ctx.pool) == 0 && ret == 0 ? 0 : 1;
 fail:
 	__atomic_store_n(&shm->abort, 1, __ATOMIC_RELEASE);
-	free(tab);
+	free(tab_block);
 	shmpool_detach(ctx.pool);
 	return 1;
 }
@@ -760,6 +757,7 @@ case_run(const struct options *o, const struct perf_case *case_)
 
 	for (r = 0; r < o->repeat; r++) {
 		run.stack_shift = perf_stack_shift(r, o->repeat);
+		run.tab_shift = perf_tab_shift(r, o->repeat);
 		/* shmpool first on even runs, DPDK first on odd ones, so that
 		 * neither always follows the other. */
 		first = o->vs_dpdk && r % 2;
@@ -782,8 +780,9 @@ case_run(const struct options *o, const struct perf_case *case_)
 			}
 		}
 		if (o->verbose) {
-			fprintf(stderr, "  run %u (stacks %u bytes down): "
-				"shmpool %.0f", r + 1, run.stack_shift, sp[r]);
+			fprintf(stderr, "  run %u (stacks %u bytes down, "
+				"tables at %u): shmpool %.0f", r + 1,
+				run.stack_shift, run.tab_shift, sp[r]);
 			if (o->vs_dpdk)
 				fprintf(stderr, " dpdk %.0f ratio %.3f", dp[r],
 					sp[r] / dp[r]);

@@ -26,11 +26,13 @@ done
 echo "perf smoke: ok"
 
 # Each run of a case moves the workers' stacks down by another quarter of
-# 4 KiB with --repeat 4 (see bench/perf.h, perf_stack_shift()).
+# 4 KiB with --repeat 4, and their tables to the middle of each quarter
+# (see bench/perf.h, perf_stack_shift() and perf_tab_shift()).
 runs=$("$perf" --cache 0 --workers 1 --get-bulk 1 --keep 32 --constant-n 0 \
 	--random none --seconds 0.05 --repeat 4 -v 2>&1 >/dev/null |
-	sed -n 's/^  run \([0-9]*\) (stacks \([0-9]*\) bytes down): shmpool [1-9][0-9]*$/\1:\2/p' |
+	sed -n 's/^  run \([0-9]*\) (stacks \([0-9]*\) bytes down, tables at \([0-9]*\)): shmpool [1-9][0-9]*$/\1:\2:\3/p' |
 	tr '\n' ' ')
-[ "$runs" = "1:0 2:1024 3:2048 4:3072 " ] ||
-	{ echo "runs and stack shifts: '$runs', not '1:0 2:1024 3:2048 4:3072 '"; exit 1; }
-echo "perf stack shifts: ok"
+want="1:0:512 2:1024:1536 3:2048:2560 4:3072:3584 "
+[ "$runs" = "$want" ] ||
+	{ echo "runs, stack shifts, tables: '$runs', not '$want'"; exit 1; }
+echo "perf stack and table shifts: ok"
