@@ -316,6 +316,13 @@ SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
 									\
 	if (!__builtin_constant_p(n) || (n) >= SHMPOOL_COPY_CONST_MAX_)	\
 		SHMPOOL_OPAQUE_(m_);					\
+	/* One object first: the commonest size, before the call's	\
+	 * test, which it would otherwise pass through too. */		\
+	if (m_ == 1) {							\
+		*(shmpool_u64_ *)(dst) =				\
+			*(const shmpool_u64_ *)(src) op (b);		\
+		break;							\
+	}								\
 	SHMPOOL_COPY_CALL_IF_(dst, src, m_, call, b)			\
 	SHMPOOL_COPY_((shmpool_u64_ *)(dst), (const shmpool_u64_ *)(src), \
 		m_, op, (b));						\
