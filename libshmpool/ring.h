@@ -397,28 +397,6 @@ ring_fill_any(uint64_t *e, uint32_t seq, const void *src, enum ring_kind k,
 		ring_fill(e, seq, src, k, base, m);
 }
 
-/* Write the n claimed entries from position pos (see ring_fill()). */
-static inline void
-ring_write(const struct ring_view *v, uint64_t pos, unsigned int n,
-		const void *src, enum ring_kind k, const char *base)
-{
-	uint32_t idx = (uint32_t)pos & v->mask, m;
-
-	/* The objects' contents before the references. */
-	ring_smp_release();
-	if (n == 1) {
-		/* One entry: no loop to set up. */
-		v->ents[idx] = ring_ent((uint32_t)pos + 1,
-			ring_src_ref(src, 0, k, base));
-		return;
-	}
-	m = n < v->size - idx ? n : v->size - idx;
-	ring_fill_any(&v->ents[idx], (uint32_t)pos + 1, src, k, base, m);
-	if (caa_unlikely(m < n))
-		ring_fill_any(v->ents, (uint32_t)pos + 1 + m, ring_at(src, m, k),
-			k, base, n - m);
-}
-
 /*
  * Copy the references of the m entries from e to dst[0 .. m); returns 0
  * when their sequences are seq, seq + 1, ... (written for these
@@ -460,92 +438,11 @@ ring_copy_out_any(const uint64_t *e, uint32_t seq, void *dst,
 	return ring_copy_out(e, seq, dst, k, base, m);
 }
 
-/* Copy the n entries from position pos out (see ring_copy_out()). */
-static inline int
-ring_read(const struct ring_view *v, uint64_t pos, unsigned int n, void *dst,
-		enum ring_kind k, char *base)
-{
-	uint32_t idx = (uint32_t)pos & v->mask, m, bad;
-
-	if (n == 1) {
-		/* One entry: no loop to set up. */
-		uint64_t e = uatomic_read(&v->ents[idx]);
-
-		ring_dst_set(dst, 0, k, base, (uint32_t)e);
-		ring_smp_acquire();
-		return ring_ent_seq(e) == (uint32_t)pos + 1;
-	}
-	m = n < v->size - idx ? n : v->size - idx;
-	bad = ring_copy_out_any(&v->ents[idx], (uint32_t)pos + 1, dst, k, base,
-		m);
-	if (caa_unlikely(m < n))
-		bad |= ring_copy_out_any(v->ents, (uint32_t)pos + 1 + m,
-			(void *)ring_at(dst, m, k), k, base, n - m);
-	/* The sequences' loads before the objects' contents. */
-	ring_smp_acquire();
-	return bad == 0;
-}
-
-/* ring.c: the operations when the first try did not succeed. */
-int ring_put_slow(const struct ring_view *v, const void *src,
-		enum ring_kind k, const char *base, unsigned int n,
-		enum ring_mode mode, uint64_t *rec);
-int ring_get_slow(const struct ring_view *v, void *dst, enum ring_kind k,
-		char *base, unsigned int n, enum ring_mode mode);
-
-/*
- * Put the n references of src (of kind k; base for pointers) in.  rec is
- * the caller's record (that of the cache it puts through).  Returns how
- * many went in: n, or 0 for RING_BULK when they do not fit.  Inline: one
- * claim and the copy; anything else is ring_put_slow().  Any number of
- * processes may put and get at once, each producer with a record of its
- * own.
- */
-static inline __attribute__((always_inline)) int
-ring_put(const struct ring_view *v, const void *src, enum ring_kind k,
-		const char *base, unsigned int n, enum ring_mode mode,
-		uint64_t *rec)
-{
-	uint64_t pos = uatomic_read(&v->r->prod_head);
-
-	/* Every position up to pos + n - 1 - size has been claimed, that
-	 * is read, by a consumer (as the heads are 64-bit, pos + n cannot
-	 * wrap). */
-	if (caa_unlikely(pos + n - uatomic_read(&v->r->cons_head) > v->size))
-		return ring_put_slow(v, src, k, base, n, mode, rec);
-	/* The record before the claim: the compare-and-swap orders them. */
-	uatomic_set(rec, RING_OP(pos, n));
-	if (caa_unlikely(!ring_claim(&v->r->prod_head, &pos, n)))
-		return ring_put_slow(v, src, k, base, n, mode, rec);
-	ring_write(v, pos, n, src, k, base);
-	ring_smp_release();
-	uatomic_set(rec, 0);
-	return n;
-}
-
-/*
- * Take n references out to dst (of kind k; base for pointers).  Returns
- * how many came out: n, or 0 for RING_BULK when there are not that many.
- * dst may have been written even when nothing comes out.
- */
-static inline __attribute__((always_inline)) int
-ring_get(const struct ring_view *v, void *dst, enum ring_kind k, char *base,
-		unsigned int n, enum ring_mode mode)
-{
-	uint64_t pos = uatomic_read(&v->r->cons_head);
-
-	if (caa_unlikely(!ring_read(v, pos, n, dst, k, base) ||
-			!ring_claim(&v->r->cons_head, &pos, n)))
-		return ring_get_slow(v, dst, k, base, n, mode);
-	return n;
-}
-
 /*
  * Whether n entries from pos make a short copy: fewer than RING_WIDE_MIN
- * (in pairs, or one), within the array.  ring_put_short() and
- * ring_get_short() make only those, with no call and few registers, for
- * the caller to inline as the whole of a put or get without a cache; for
- * anything else they leave it to ring_put() and ring_get().
+ * (in pairs, or one), within the array: no call and few registers.
+ * ring_put_short() and ring_get_short() make only those, for the caller
+ * to inline as the whole of a put or get without a cache.
  */
 static inline int
 ring_short(const struct ring_view *v, uint64_t pos, unsigned int n)
@@ -573,7 +470,7 @@ ring_write_short(const struct ring_view *v, uint64_t pos, unsigned int n,
 		ring_fill(e, (uint32_t)pos + 1, src, k, base, n);
 }
 
-/* Copy the n short entries from position pos out (see ring_read()). */
+/* Copy the n short entries from position pos out (see ring_copy_out()). */
 static inline __attribute__((always_inline)) int
 ring_read_short(const struct ring_view *v, uint64_t pos, unsigned int n,
 		void *dst, enum ring_kind k, char *base)
@@ -598,45 +495,150 @@ ring_read_short(const struct ring_view *v, uint64_t pos, unsigned int n,
 	return bad == 0;
 }
 
+/* Write the n claimed entries from position pos (see ring_fill()). */
+static inline void
+ring_write(const struct ring_view *v, uint64_t pos, unsigned int n,
+		const void *src, enum ring_kind k, const char *base)
+{
+	uint32_t idx = (uint32_t)pos & v->mask, m;
+
+	if (ring_short(v, pos, n)) {
+		ring_write_short(v, pos, n, src, k, base);
+		return;
+	}
+	/* The objects' contents before the references. */
+	ring_smp_release();
+	m = n < v->size - idx ? n : v->size - idx;
+	ring_fill_any(&v->ents[idx], (uint32_t)pos + 1, src, k, base, m);
+	if (caa_unlikely(m < n))
+		ring_fill_any(v->ents, (uint32_t)pos + 1 + m, ring_at(src, m, k),
+			k, base, n - m);
+}
+
+/* Copy the n entries from position pos out (see ring_copy_out()). */
+static inline int
+ring_read(const struct ring_view *v, uint64_t pos, unsigned int n, void *dst,
+		enum ring_kind k, char *base)
+{
+	uint32_t idx = (uint32_t)pos & v->mask, m, bad;
+
+	if (ring_short(v, pos, n))
+		return ring_read_short(v, pos, n, dst, k, base);
+	m = n < v->size - idx ? n : v->size - idx;
+	bad = ring_copy_out_any(&v->ents[idx], (uint32_t)pos + 1, dst, k, base,
+		m);
+	if (caa_unlikely(m < n))
+		bad |= ring_copy_out_any(v->ents, (uint32_t)pos + 1 + m,
+			(void *)ring_at(dst, m, k), k, base, n - m);
+	/* The sequences' loads before the objects' contents. */
+	ring_smp_acquire();
+	return bad == 0;
+}
+
+/* ring.c: the operations when the first try did not succeed. */
+int ring_put_slow(const struct ring_view *v, const void *src,
+		enum ring_kind k, const char *base, unsigned int n,
+		enum ring_mode mode, uint64_t *rec);
+int ring_get_slow(const struct ring_view *v, void *dst, enum ring_kind k,
+		char *base, unsigned int n, enum ring_mode mode);
+
 /*
- * ring_put()'s first try when it is short (ring_short()): n, or 0 when
- * it did not put them (not short, no room for them, or another producer
- * claimed first), and ring_put() is to be called.
+ * The first try of a put of n (see ring_put()): one claim and the copy,
+ * or, with short_only, a short one (ring_short()) alone.  n, or 0 when it
+ * did not put them: no room for them, another producer claimed first, or
+ * (short_only) not short.
  */
 static inline __attribute__((always_inline)) int
-ring_put_short(const struct ring_view *v, const void *src, enum ring_kind k,
-		const char *base, unsigned int n, uint64_t *rec)
+ring_put_try(const struct ring_view *v, const void *src, enum ring_kind k,
+		const char *base, unsigned int n, uint64_t *rec,
+		const int short_only)
 {
 	uint64_t pos = uatomic_read(&v->r->prod_head);
 
-	if (caa_unlikely(!ring_short(v, pos, n) ||
+	/* Every position up to pos + n - 1 - size has been claimed, that
+	 * is read, by a consumer (as the heads are 64-bit, pos + n cannot
+	 * wrap). */
+	if (caa_unlikely((short_only && !ring_short(v, pos, n)) ||
 			pos + n - uatomic_read(&v->r->cons_head) > v->size))
 		return 0;
+	/* The record before the claim: the compare-and-swap orders them. */
 	uatomic_set(rec, RING_OP(pos, n));
 	if (caa_unlikely(!ring_claim(&v->r->prod_head, &pos, n)))
 		return 0;
-	ring_write_short(v, pos, n, src, k, base);
+	if (short_only)
+		ring_write_short(v, pos, n, src, k, base);
+	else
+		ring_write(v, pos, n, src, k, base);
 	ring_smp_release();
 	uatomic_set(rec, 0);
 	return n;
 }
 
 /*
- * ring_get()'s first try when it is short: n, or 0 when it did not take
- * them (not short, not all written, or another consumer claimed first),
- * and ring_get() is to be called.  dst may have been written either way.
+ * The first try of a get of n (see ring_get()): the copy and one claim,
+ * or, with short_only, a short copy alone.  n, or 0 when it did not take
+ * them: not all written, another consumer claimed first, or (short_only)
+ * not short.  dst may have been written either way.
  */
+static inline __attribute__((always_inline)) int
+ring_get_try(const struct ring_view *v, void *dst, enum ring_kind k,
+		char *base, unsigned int n, const int short_only)
+{
+	uint64_t pos = uatomic_read(&v->r->cons_head);
+
+	if (short_only ? !ring_short(v, pos, n) ||
+			!ring_read_short(v, pos, n, dst, k, base) :
+			!ring_read(v, pos, n, dst, k, base))
+		return 0;
+	return ring_claim(&v->r->cons_head, &pos, n) ? (int)n : 0;
+}
+
+/*
+ * Put the n references of src (of kind k; base for pointers) in.  rec is
+ * the caller's record (that of the cache it puts through).  Returns how
+ * many went in: n, or 0 for RING_BULK when they do not fit.  Inline: the
+ * first try; anything else is ring_put_slow().  Any number of processes
+ * may put and get at once, each producer with a record of its own.
+ */
+static inline __attribute__((always_inline)) int
+ring_put(const struct ring_view *v, const void *src, enum ring_kind k,
+		const char *base, unsigned int n, enum ring_mode mode,
+		uint64_t *rec)
+{
+	if (caa_likely(ring_put_try(v, src, k, base, n, rec, 0)))
+		return n;
+	return ring_put_slow(v, src, k, base, n, mode, rec);
+}
+
+/*
+ * Take n references out to dst (of kind k; base for pointers).  Returns
+ * how many came out: n, or 0 for RING_BULK when there are not that many.
+ * dst may have been written even when nothing comes out.
+ */
+static inline __attribute__((always_inline)) int
+ring_get(const struct ring_view *v, void *dst, enum ring_kind k, char *base,
+		unsigned int n, enum ring_mode mode)
+{
+	if (caa_likely(ring_get_try(v, dst, k, base, n, 0)))
+		return n;
+	return ring_get_slow(v, dst, k, base, n, mode);
+}
+
+/* The short tries alone (ring_short()), for the caller to inline as the
+ * whole of a put or get without a cache: n, or 0 and ring_put() or
+ * ring_get() is to be called. */
+static inline __attribute__((always_inline)) int
+ring_put_short(const struct ring_view *v, const void *src, enum ring_kind k,
+		const char *base, unsigned int n, uint64_t *rec)
+{
+	return ring_put_try(v, src, k, base, n, rec, 1);
+}
+
 static inline __attribute__((always_inline)) int
 ring_get_short(const struct ring_view *v, void *dst, enum ring_kind k,
 		char *base, unsigned int n)
 {
-	uint64_t pos = uatomic_read(&v->r->cons_head);
-
-	if (caa_unlikely(!ring_short(v, pos, n) ||
-			!ring_read_short(v, pos, n, dst, k, base) ||
-			!ring_claim(&v->r->cons_head, &pos, n)))
-		return 0;
-	return n;
+	return ring_get_try(v, dst, k, base, n, 1);
 }
 
 /* References in and out (tests; the library moves pointers and offsets). */
