@@ -320,12 +320,15 @@ ring_wide_ok(enum ring_kind k, unsigned int m)
 #if SHMPOOL_VCOPY_OK_
 /*
  * The short copies of 64-bit elements (2 <= m < RING_WIDE_MIN), two
- * entries a turn in 16-byte vectors (shmpool/cache.h's), the last pair
- * placed to end exactly at m (an entry written or read twice is the same
- * entry): no loop set-up and no scalar tail, which at a few entries cost
- * more than the copy (no cache, bulk 4: see docs/PERFORMANCE.md).  Each
- * 64-bit half of a 16-byte access is read or written whole, as in the
- * vectorised loops.
+ * entries a turn in 16-byte vectors (shmpool/cache.h's): no loop set-up
+ * and no scalar tail to speak of, which at a few entries cost more than
+ * the copy (no cache, bulk 4: see docs/PERFORMANCE.md).  A read ends with
+ * a pair placed to end exactly at m, reading an entry twice where m is
+ * odd.  A write never writes an entry twice: once written, a position
+ * may be taken by a consumer and written a lap later by another producer
+ * before the second store, which would put the old entry back over the
+ * new one; an odd m ends with one entry alone.  Each 64-bit half of a
+ * 16-byte access is read or written whole, as in the vectorised loops.
  */
 #define RING_PAIRS		1
 /* Sequences seq + i and seq + i + 1 in the high halves of a pair. */
@@ -344,10 +347,12 @@ ring_fill_pairs(uint64_t *restrict e, uint32_t seq,
 	(*(shmpool_v2_ *)(e + (i)) = RING_V2_SEQ(seq, i) |		\
 	 (((*(const shmpool_v2_ *)(src + (i)) - b) >> SHMPOOL_REF_SHIFT) & \
 	  UINT32_MAX))
-	for (i = 0; i + 2 < m; i += 2)
+	for (i = 0; i + 1 < m; i += 2)
 		RING_FILL2(i);
-	RING_FILL2(m - 2);
 #undef RING_FILL2
+	if (m & 1)
+		e[m - 1] = ring_ent(seq + m - 1, (uint32_t)((src[m - 1] - base) >>
+			SHMPOOL_REF_SHIFT));
 }
 
 static inline __attribute__((always_inline)) uint32_t
@@ -524,6 +529,10 @@ ring_read(const struct ring_view *v, uint64_t pos, unsigned int n, void *dst,
 
 	if (ring_short(v, pos, n))
 		return ring_read_short(v, pos, n, dst, k, base);
+	/* More than the ring holds (a refill asking more than there are
+	 * objects): the copy would run past the array. */
+	if (caa_unlikely(n > v->size))
+		return 0;
 	m = n < v->size - idx ? n : v->size - idx;
 	bad = ring_copy_out_any(&v->ents[idx], (uint32_t)pos + 1, dst, k, base,
 		m);
