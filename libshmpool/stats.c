@@ -81,13 +81,17 @@ cache_stats_add(struct shmpool_stats *st, const struct shmpool_cache *c)
 		} else if (now_ns() > deadline) {
 			/* Stopped, or killed, in the middle of a change:
 			 * its record says what it is to leave, whole while
-			 * seq is odd. */
-			if (uatomic_read(&c->seq) & 1) {
+			 * seq stays the same odd value.  Else read again. */
+			seq = uatomic_read(&c->seq);
+			if (seq & 1) {
+				cmm_smp_rmb();
 #define READ(f) v.f = uatomic_read(&c->change.f);
 				SHMPOOL_CACHE_CHANGE_(READ)
 #undef READ
+				cmm_smp_rmb();
+				if (uatomic_read(&c->seq) == seq)
+					break;
 			}
-			break;
 		}
 		sched_yield();
 	}
