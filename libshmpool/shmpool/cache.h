@@ -35,12 +35,14 @@
  * that owns the slot writes it (the daemon, once that process is gone), so
  * every word is written with plain stores.
  *
- * A hit loads and stores one word besides the objects: w, which holds the
- * length and, with stats, the hits' counts since they were last folded
- * into the 64-bit totals of the lines below (put_bulk, put_objs,
+ * A hit stores one word besides the objects (it loads that word,
+ * flush_req and, for a put, flushthresh): w, which holds the length and,
+ * with stats, the hits' counts since they were last folded into the
+ * 64-bit totals of the lines below (put_bulk, put_objs,
  * get_success_bulk):
  *
- *   bits  0..15   len, the objects in objs[0 .. len) (at most 6144)
+ *   bits  0..15   len, the objects in objs[0 .. len) (at most 6144 after
+ *                 a call; 8192 for a moment, in a refill before its take)
  *   bits 16..31   objects put by hits
  *   bits 32..47   put calls that hit
  *   bits 48..63   get calls that hit
@@ -244,17 +246,13 @@ typedef uint64_t shmpool_u64_ __attribute__((may_alias));
 	SHMPOOL_VCOPY_(d, s, 4, op, b);					\
 	SHMPOOL_VCOPY_(d, s, 6, op, b);					\
 } while (0)
-/* dst[i] = src[i] op b0 for i < n (n >= 1), 64-bit words both. */
+/* dst[i] = src[i] op b0 for i < n (n >= 2; SHMPOOL_HIT_COPY_ copies one
+ * object itself), 64-bit words both. */
 #define SHMPOOL_COPY_(dst, src, n, op, b0) do {				\
 	shmpool_u64_ *d_ = (dst);					\
 	const shmpool_u64_ *s_ = (src), *last_;				\
-	shmpool_v2_ b_;							\
+	const shmpool_v2_ b_ = { (b0), (b0) };				\
 									\
-	if ((n) == 1) {							\
-		(dst)[0] = (src)[0] op (b0);				\
-		break;							\
-	}								\
-	b_ = (shmpool_v2_){ (b0), (b0) };				\
 	if ((n) < 8) {							\
 		/* Objects 0-1 and n-2..n-1; from 5, also 2-3 and	\
 		 * n-4..n-3: all of them, overlapping, no loop. */	\
