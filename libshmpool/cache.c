@@ -17,6 +17,9 @@
  * shmpool_cache): from below 2^15 it stays below 2^16. */
 _Static_assert(SHMPOOL_CACHE_FLUSHTHRESH(SHMPOOL_CACHE_MAX_SIZE) < 1 << 15,
 	"a hit can overflow a field of the cache's word");
+/* The length, 16 bits of w, holds every object a cache can hold. */
+_Static_assert(SHMPOOL_CACHE_OBJS_MAX < 1 << 16,
+	"a cache's length does not fit its field of w");
 
 /* Make cache what its change record says. */
 static inline void
@@ -299,19 +302,19 @@ get_cached(struct shmpool *pool, struct pool_handle *h, void **objs,
 }
 
 /*
- * Whether a get or put of n through cache goes to the ring alone with
- * nothing for the cache to do first: there is no cache, or n is above
- * what it takes (size for a get, flushthresh for a put) while it is
- * empty, has no counts to fold (w == 0) and no flush to make.  The whole
- * of every get and put through a cache of size 0, the attachment's
- * default where the pool has none.
+ * Whether a get or put of n through cache (not NULL) goes to the ring
+ * alone with nothing for the cache to do first: n is above what it takes
+ * (limit: size for a get, flushthresh for a put) while it is empty, has
+ * no counts to fold (w == 0) and no flush to make.  The whole of every
+ * get and put through a cache of size 0, the attachment's default where
+ * the pool has none.
  */
 static inline int
 cache_idle_for(const struct shmpool_cache *cache, unsigned int n,
 		uint32_t limit)
 {
-	return cache == NULL || (n > limit && cache->w == 0 &&
-		uatomic_read(&cache->flush_req) == 0);
+	return n > limit && cache->w == 0 &&
+		uatomic_read(&cache->flush_req) == 0;
 }
 
 /*
@@ -329,7 +332,7 @@ shmpool_generic_get_slow(struct shmpool *pool, void **objs, unsigned int n,
 
 	if (caa_unlikely(h == NULL))
 		return -EINVAL;
-	if (!cache_idle_for(cache, n, cache != NULL ? cache->size : 0))
+	if (cache != NULL && !cache_idle_for(cache, n, cache->size))
 		return get_cached(pool, h, objs, n, cache);
 	st = cache != NULL ? cache : pool->cache;
 	if (caa_unlikely(!ring_get_short(&h->ring, objs, RING_PTRS,
@@ -384,7 +387,7 @@ shmpool_generic_put_slow(struct shmpool *pool, void * const *objs,
 
 	if (caa_unlikely(h == NULL))
 		return -EINVAL;
-	if (!cache_idle_for(cache, n, cache != NULL ? cache->flushthresh : 0))
+	if (cache != NULL && !cache_idle_for(cache, n, cache->flushthresh))
 		return put_cached(pool, h, objs, n, cache);
 	st = cache != NULL ? cache : pool->cache;
 	if (caa_unlikely(!ring_put_short(&h->ring, objs, RING_PTRS,

@@ -478,8 +478,7 @@ shmpool_avail_count(const struct shmpool *pool)
 	for (i = 0; i < h->nb_slots; i++) {
 		uint32_t len = cache_len_read(&h->slots[i].cache);
 
-		/* A refill holds up to twice the largest cache for a moment. */
-		count += len > 2 * SHMPOOL_CACHE_MAX_SIZE ? 0 : len;
+		count += len > SHMPOOL_CACHE_OBJS_MAX ? 0 : len;
 	}
 	return count > h->obj_count ? h->obj_count : (unsigned int)count;
 }

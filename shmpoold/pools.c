@@ -230,9 +230,7 @@ reclaim(struct pool *p, uint32_t i, pid_t pid, int live, const char *why)
 	uint64_t claimed = SLOT_OWNER(SEG_SLOT_CLAIMED, pid);
 	uint64_t releasing = SLOT_OWNER(SEG_SLOT_RELEASING, pid), cur;
 	uint32_t len, k;
-	/* A refill holds up to size + n objects, twice the largest cache,
-	 * until its get takes n. */
-	uint32_t limit = 2 * SHMPOOL_CACHE_MAX_SIZE;
+	uint32_t limit = SHMPOOL_CACHE_OBJS_MAX;
 	int ret;
 
 	if (!pool_intact(p))

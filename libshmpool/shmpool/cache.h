@@ -28,6 +28,9 @@
 
 /* Largest cache a slot can have, and the threshold above which put flushes. */
 #define SHMPOOL_CACHE_MAX_SIZE	4096
+/* Most objects a cache holds: a refill holds up to size + n, twice the
+ * largest cache, until its get takes n. */
+#define SHMPOOL_CACHE_OBJS_MAX	(SHMPOOL_CACHE_MAX_SIZE * 2)
 #define SHMPOOL_CACHE_FLUSHTHRESH(size)	((size) * 3 / 2)
 
 /*
@@ -121,7 +124,7 @@ struct shmpool_cache {
 	/* A stack of objects, each as its byte offset from the object
 	 * area (a pointer of the owner minus one add); the top is
 	 * objs[len - 1]. */
-	uint64_t objs[SHMPOOL_CACHE_MAX_SIZE * 2]
+	uint64_t objs[SHMPOOL_CACHE_OBJS_MAX]
 		__attribute__((aligned(SHMPOOL_CACHE_LINE)));
 };
 
