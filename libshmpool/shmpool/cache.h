@@ -192,6 +192,13 @@ struct shmpool {
  * Out-of-line remainders of the get/put path (refill, flush, no cache,
  * bad arguments).  Exported for the inline code only; not for direct use.
  */
+/*
+ * The get/put path: always inline, however large the caller (a compiler
+ * may otherwise stop inlining in a large unit, and a call costs a hit as
+ * much as the hit).
+ */
+#define SHMPOOL_INLINE_	static inline __attribute__((always_inline))
+
 SHMPOOL_API int shmpool_generic_get_slow(struct shmpool *pool, void **objs,
 		unsigned int n, struct shmpool_cache *cache);
 SHMPOOL_API int shmpool_generic_put_slow(struct shmpool *pool, void * const *objs,
@@ -339,7 +346,7 @@ SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
 #endif
 
 /* objs[i] = base + offs[i], for i < n (n >= 1). */
-static inline void
+SHMPOOL_INLINE_ void
 shmpool_offs_to_ptrs_(void **objs, const uint64_t *offs, unsigned int n,
 		char *base)
 {
@@ -348,7 +355,7 @@ shmpool_offs_to_ptrs_(void **objs, const uint64_t *offs, unsigned int n,
 }
 
 /* offs[i] = objs[i] - base, for i < n (n >= 1). */
-static inline void
+SHMPOOL_INLINE_ void
 shmpool_ptrs_to_offs_(uint64_t *offs, void * const *objs, unsigned int n,
 		uintptr_t base)
 {
@@ -360,7 +367,7 @@ shmpool_ptrs_to_offs_(uint64_t *offs, void * const *objs, unsigned int n,
  * order, and counted: the whole of a hit.  objbase is passed by value:
  * stores to objs[] may alias pool->objbase, and reloading it each time
  * would stop the copy from vectorising; so is w. */
-static inline void
+SHMPOOL_INLINE_ void
 shmpool_cache_take_(struct shmpool *pool, void **objs, unsigned int n,
 		struct shmpool_cache *cache, uint64_t w)
 {
@@ -371,7 +378,7 @@ shmpool_cache_take_(struct shmpool *pool, void **objs, unsigned int n,
 
 /* n objects of objs pushed on a cache whose w is w (they fit), and
  * counted. */
-static inline void
+SHMPOOL_INLINE_ void
 shmpool_cache_push_(struct shmpool *pool, void * const *objs, unsigned int n,
 		struct shmpool_cache *cache, uint64_t w)
 {
@@ -386,7 +393,7 @@ shmpool_cache_push_(struct shmpool *pool, void * const *objs, unsigned int n,
  * The unsigned "n - 1 < len" also sends n == 0 to the slow path, which
  * refuses it.  cache, pool and objs are not NULL.
  */
-static inline int
+SHMPOOL_INLINE_ int
 shmpool_hit_get_(struct shmpool *pool, void **objs, unsigned int n,
 		struct shmpool_cache *cache)
 {
@@ -402,7 +409,7 @@ shmpool_hit_get_(struct shmpool *pool, void **objs, unsigned int n,
 
 /* Cache hit: push the n objects in order while the cache stays at or
  * under its flush threshold (len never exceeds flushthresh); 1 if made. */
-static inline int
+SHMPOOL_INLINE_ int
 shmpool_hit_put_(struct shmpool *pool, void * const *objs, unsigned int n,
 		struct shmpool_cache *cache)
 {
@@ -416,7 +423,7 @@ shmpool_hit_put_(struct shmpool *pool, void * const *objs, unsigned int n,
 	return 0;
 }
 
-static inline int
+SHMPOOL_INLINE_ int
 _shmpool_generic_get(struct shmpool *pool, void **objs, unsigned int n,
 		struct shmpool_cache *cache)
 {
@@ -426,7 +433,7 @@ _shmpool_generic_get(struct shmpool *pool, void **objs, unsigned int n,
 	return shmpool_generic_get_slow(pool, objs, n, cache);
 }
 
-static inline int
+SHMPOOL_INLINE_ int
 _shmpool_generic_put(struct shmpool *pool, void * const *objs,
 		unsigned int n, struct shmpool_cache *cache)
 {
@@ -441,13 +448,13 @@ _shmpool_generic_put(struct shmpool *pool, void * const *objs,
  * (pool->cache is set before shmpool_attach() returns it), so only pool
  * and objs are tested before the hit.
  */
-static inline struct shmpool_cache *
+SHMPOOL_INLINE_ struct shmpool_cache *
 shmpool_default_cache_(const struct shmpool *pool)
 {
 	return caa_likely(pool != NULL) ? pool->cache : NULL;
 }
 
-static inline int
+SHMPOOL_INLINE_ int
 _shmpool_get_bulk(struct shmpool *pool, void **objs, unsigned int n)
 {
 	if (caa_likely(pool != NULL && objs != NULL &&
@@ -457,7 +464,7 @@ _shmpool_get_bulk(struct shmpool *pool, void **objs, unsigned int n)
 		shmpool_default_cache_(pool));
 }
 
-static inline int
+SHMPOOL_INLINE_ int
 _shmpool_put_bulk(struct shmpool *pool, void * const *objs, unsigned int n)
 {
 	if (caa_likely(pool != NULL && objs != NULL &&
@@ -467,13 +474,13 @@ _shmpool_put_bulk(struct shmpool *pool, void * const *objs, unsigned int n)
 		shmpool_default_cache_(pool));
 }
 
-static inline int
+SHMPOOL_INLINE_ int
 _shmpool_get(struct shmpool *pool, void **obj)
 {
 	return _shmpool_get_bulk(pool, obj, 1);
 }
 
-static inline int
+SHMPOOL_INLINE_ int
 _shmpool_put(struct shmpool *pool, void *obj)
 {
 	return _shmpool_put_bulk(pool, &obj, 1);
