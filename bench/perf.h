@@ -41,6 +41,8 @@ struct perf_case {
 					   table on: set for each run
 					   (perf_stack_shift()) */
 	unsigned int tab_shift;
+	unsigned int code_place;	/* which copy of the timed loops runs
+					   (perf_code_place()) */
 };
 
 /* What every case of a run shares. */
@@ -87,6 +89,24 @@ perf_tab_shift(unsigned int r, unsigned int runs)
 {
 	return (unsigned int)(((uint64_t)r * 2 + 1) * 2048 / runs) &
 		~(PERF_CACHE_LINE - 1u);
+}
+
+/*
+ * Where the timed loops' code stands moves a case as much: the same
+ * build, its loops moved 16, 32 or 48 bytes on from the start of a
+ * 64-byte line, runs a case at rates up to 20% apart, either side's
+ * (docs/PERFORMANCE.md).  So the loops are compiled PERF_CODE_PLACES
+ * times, each copy of each function starting that many bytes on (a run
+ * of no-ops executed once per call), and run r runs copy r modulo
+ * PERF_CODE_PLACES: the same on both sides.
+ */
+#define PERF_CODE_PLACES	4
+#define PERF_CODE_STEP		16
+
+static inline unsigned int
+perf_code_place(unsigned int r)
+{
+	return r % PERF_CODE_PLACES;
 }
 
 /*
@@ -208,8 +228,10 @@ perf_stopped(const unsigned int *stop)
  *
  * One round gets keep objects in bulks of get_bulk into tab, then puts
  * them back in bulks of put_bulk, and counts keep.  With constant_n, a
- * switch picks a function compiled for that size (pfx_c1 .. pfx_c128), so
- * that the inline get and put see a constant n.  Random sizes are drawn
+ * switch picks a function compiled for that size (pfx_pK_c1 ..
+ * pfx_pK_c128), so that the inline get and put see a constant n.  Every
+ * timed function is compiled once for each place K of the code
+ * (perf_code_place()); c->code_place picks one.  Random sizes are drawn
  * for every get and every put, the last of a round cut to what is left.
  *
  * *stop is looked at once a round; without a cache, before every get and
@@ -219,13 +241,73 @@ perf_stopped(const unsigned int *stop)
  * seconds, and the run must still end on time.  A round cut short counts
  * the objects it put back and puts the others back uncounted.
  */
-#define PERF_DEFINE_CONST(pfx, ctx_t, b)				\
-static __attribute__((noinline)) int64_t				\
-pfx##_c##b(ctx_t *ctx, void **tab, const struct perf_case *c,		\
+/* Place k's first bytes: k * PERF_CODE_STEP no-ops. */
+#define PERF_STR_(x)	#x
+#define PERF_STR(x)	PERF_STR_(x)
+#define PERF_CODE_PAD(k)						\
+	__asm__ volatile(".skip " #k " * " PERF_STR(PERF_CODE_STEP) ", 0x90")
+/* Each timed function of place k: on a line of its own, then the pad. */
+#define PERF_PLACED	__attribute__((noinline, aligned(PERF_CACHE_LINE)))
+
+#define PERF_DEFINE_CONST(pfx, ctx_t, k, b)				\
+static PERF_PLACED int64_t						\
+pfx##_p##k##_c##b(ctx_t *ctx, void **tab, const struct perf_case *c,	\
 		const unsigned int *stop, int fine)			\
 {									\
+	PERF_CODE_PAD(k);						\
 	return fine ? pfx##_fixed(ctx, tab, c->keep, b, b, stop, 1) :	\
 		pfx##_fixed(ctx, tab, c->keep, b, b, stop, 0);		\
+}
+
+/* The timed functions of place k, and pfx_pk_round() to pick one. */
+#define PERF_DEFINE_PLACE(pfx, ctx_t, k)				\
+static PERF_PLACED int64_t						\
+pfx##_p##k##_var(ctx_t *ctx, void **tab, const struct perf_case *c,	\
+		const unsigned int *stop, int fine)			\
+{									\
+	unsigned int keep = c->keep, get = c->get_bulk, put = c->put_bulk; \
+									\
+	PERF_CODE_PAD(k);						\
+	return fine ? pfx##_fixed(ctx, tab, keep, get, put, stop, 1) :	\
+		pfx##_fixed(ctx, tab, keep, get, put, stop, 0);		\
+}									\
+									\
+PERF_DEFINE_CONST(pfx, ctx_t, k, 1)					\
+PERF_DEFINE_CONST(pfx, ctx_t, k, 4)					\
+PERF_DEFINE_CONST(pfx, ctx_t, k, 8)					\
+PERF_DEFINE_CONST(pfx, ctx_t, k, 32)					\
+PERF_DEFINE_CONST(pfx, ctx_t, k, 64)					\
+PERF_DEFINE_CONST(pfx, ctx_t, k, 128)					\
+									\
+static PERF_PLACED int64_t						\
+pfx##_p##k##_random(ctx_t *ctx, void **tab, const struct perf_case *c,	\
+		uint64_t *rng, const unsigned int *stop, int fine)	\
+{									\
+	PERF_CODE_PAD(k);						\
+	return fine ?							\
+		pfx##_rand(ctx, tab, c->keep, c->max_bulk, rng, stop, 1) : \
+		pfx##_rand(ctx, tab, c->keep, c->max_bulk, rng, stop, 0); \
+}									\
+									\
+static int64_t								\
+pfx##_p##k##_round(ctx_t *ctx, void **tab, const struct perf_case *c,	\
+		uint64_t *rng, const unsigned int *stop)		\
+{									\
+	int fine = c->cache_size == 0;					\
+									\
+	if (c->max_bulk != 0)						\
+		return pfx##_p##k##_random(ctx, tab, c, rng, stop, fine); \
+	if (!c->constant_n)						\
+		return pfx##_p##k##_var(ctx, tab, c, stop, fine);	\
+	switch (c->get_bulk) {						\
+	case 1: return pfx##_p##k##_c1(ctx, tab, c, stop, fine);	\
+	case 4: return pfx##_p##k##_c4(ctx, tab, c, stop, fine);	\
+	case 8: return pfx##_p##k##_c8(ctx, tab, c, stop, fine);	\
+	case 32: return pfx##_p##k##_c32(ctx, tab, c, stop, fine);	\
+	case 64: return pfx##_p##k##_c64(ctx, tab, c, stop, fine);	\
+	case 128: return pfx##_p##k##_c128(ctx, tab, c, stop, fine);	\
+	}								\
+	return -1;							\
 }
 
 #define PERF_DEFINE_LOOPS(pfx, ctx_t, GET, PUT)				\
@@ -268,23 +350,6 @@ pfx##_fixed(ctx_t *ctx, void **tab, unsigned int keep,			\
 	return count;							\
 }									\
 									\
-static __attribute__((noinline)) int64_t				\
-pfx##_var(ctx_t *ctx, void **tab, const struct perf_case *c,		\
-		const unsigned int *stop, int fine)			\
-{									\
-	unsigned int keep = c->keep, get = c->get_bulk, put = c->put_bulk; \
-									\
-	return fine ? pfx##_fixed(ctx, tab, keep, get, put, stop, 1) :	\
-		pfx##_fixed(ctx, tab, keep, get, put, stop, 0);		\
-}									\
-									\
-PERF_DEFINE_CONST(pfx, ctx_t, 1)					\
-PERF_DEFINE_CONST(pfx, ctx_t, 4)					\
-PERF_DEFINE_CONST(pfx, ctx_t, 8)					\
-PERF_DEFINE_CONST(pfx, ctx_t, 32)					\
-PERF_DEFINE_CONST(pfx, ctx_t, 64)					\
-PERF_DEFINE_CONST(pfx, ctx_t, 128)					\
-									\
 static inline __attribute__((always_inline)) int64_t			\
 pfx##_rand(ctx_t *ctx, void **tab, unsigned int keep, unsigned int max,	\
 		uint64_t *rng, const unsigned int *stop, const int fine) \
@@ -321,34 +386,21 @@ pfx##_rand(ctx_t *ctx, void **tab, unsigned int keep, unsigned int max,	\
 	return count;							\
 }									\
 									\
-static __attribute__((noinline)) int64_t				\
-pfx##_random(ctx_t *ctx, void **tab, const struct perf_case *c,	\
-		uint64_t *rng, const unsigned int *stop, int fine)	\
-{									\
-	return fine ?							\
-		pfx##_rand(ctx, tab, c->keep, c->max_bulk, rng, stop, 1) : \
-		pfx##_rand(ctx, tab, c->keep, c->max_bulk, rng, stop, 0); \
-}									\
+PERF_DEFINE_PLACE(pfx, ctx_t, 0)					\
+PERF_DEFINE_PLACE(pfx, ctx_t, 1)					\
+PERF_DEFINE_PLACE(pfx, ctx_t, 2)					\
+PERF_DEFINE_PLACE(pfx, ctx_t, 3)					\
 									\
 static int64_t								\
 pfx##_round(ctx_t *ctx, void **tab, const struct perf_case *c,		\
 		uint64_t *rng, const unsigned int *stop)		\
 {									\
-	int fine = c->cache_size == 0;					\
-									\
-	if (c->max_bulk != 0)						\
-		return pfx##_random(ctx, tab, c, rng, stop, fine);	\
-	if (!c->constant_n)						\
-		return pfx##_var(ctx, tab, c, stop, fine);		\
-	switch (c->get_bulk) {						\
-	case 1: return pfx##_c1(ctx, tab, c, stop, fine);		\
-	case 4: return pfx##_c4(ctx, tab, c, stop, fine);		\
-	case 8: return pfx##_c8(ctx, tab, c, stop, fine);		\
-	case 32: return pfx##_c32(ctx, tab, c, stop, fine);		\
-	case 64: return pfx##_c64(ctx, tab, c, stop, fine);		\
-	case 128: return pfx##_c128(ctx, tab, c, stop, fine);		\
+	switch (c->code_place) {					\
+	case 1: return pfx##_p1_round(ctx, tab, c, rng, stop);		\
+	case 2: return pfx##_p2_round(ctx, tab, c, rng, stop);		\
+	case 3: return pfx##_p3_round(ctx, tab, c, rng, stop);		\
 	}								\
-	return -1;							\
+	return pfx##_p0_round(ctx, tab, c, rng, stop);			\
 }									\
 									\
 static int								\

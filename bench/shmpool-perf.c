@@ -103,7 +103,9 @@ static const char help_text[] =
 	"  --repeat R         runs per case, median printed (default 1, or 3\n"
 	"                     with --vs-dpdk); run r (from 0) moves each\n"
 	"                     worker's stack down by r/R of 4 KiB and its\n"
-	"                     table to (r + 1/2)/R of 4 KiB, both sides\n"
+	"                     table to (r + 1/2)/R of 4 KiB, and runs the\n"
+	"                     copy of the timed loops placed 16 x (r mod 4)\n"
+	"                     bytes into a cache line, both sides\n"
 	"  --object-size B    bytes per object (default 2048)\n"
 	"  --vs-dpdk          also run each case on rte_mempool (EAL threads,\n"
 	"                     --no-huge, same pool), taking turns; adds\n"
@@ -758,6 +760,7 @@ case_run(const struct options *o, const struct perf_case *case_)
 	for (r = 0; r < o->repeat; r++) {
 		run.stack_shift = perf_stack_shift(r, o->repeat);
 		run.tab_shift = perf_tab_shift(r, o->repeat);
+		run.code_place = perf_code_place(r);
 		/* shmpool first on even runs, DPDK first on odd ones, so that
 		 * neither always follows the other. */
 		first = o->vs_dpdk && r % 2;
@@ -781,8 +784,9 @@ case_run(const struct options *o, const struct perf_case *case_)
 		}
 		if (o->verbose) {
 			fprintf(stderr, "  run %u (stacks %u bytes down, "
-				"tables at %u): shmpool %.0f", r + 1,
-				run.stack_shift, run.tab_shift, sp[r]);
+				"tables at %u, code at +%u): shmpool %.0f",
+				r + 1, run.stack_shift, run.tab_shift,
+				run.code_place * PERF_CODE_STEP, sp[r]);
 			if (o->vs_dpdk)
 				fprintf(stderr, " dpdk %.0f ratio %.3f", dp[r],
 					sp[r] / dp[r]);

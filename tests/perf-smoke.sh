@@ -25,14 +25,16 @@ for f in "/dev/shm/shmpool.perf-$pid" /dev/shm/.shmpool-new.perf-"$pid".*; do
 done
 echo "perf smoke: ok"
 
-# Each run of a case moves the workers' stacks down by another quarter of
-# 4 KiB with --repeat 4, and their tables to the middle of each quarter
-# (see bench/perf.h, perf_stack_shift() and perf_tab_shift()).
+# Each run of a case moves the workers' stacks down by another fifth of
+# 4 KiB with --repeat 5, their tables to the middle of each fifth, and
+# runs the next copy of the timed loops, 16 bytes further on, the fifth
+# the first again (see bench/perf.h, perf_stack_shift(), perf_tab_shift()
+# and perf_code_place()).
 runs=$("$perf" --cache 0 --workers 1 --get-bulk 1 --keep 32 --constant-n 0 \
-	--random none --seconds 0.05 --repeat 4 -v 2>&1 >/dev/null |
-	sed -n 's/^  run \([0-9]*\) (stacks \([0-9]*\) bytes down, tables at \([0-9]*\)): shmpool [1-9][0-9]*$/\1:\2:\3/p' |
+	--random none --seconds 0.05 --repeat 5 -v 2>&1 >/dev/null |
+	sed -n 's/^  run \([0-9]*\) (stacks \([0-9]*\) bytes down, tables at \([0-9]*\), code at +\([0-9]*\)): shmpool [1-9][0-9]*$/\1:\2:\3:\4/p' |
 	tr '\n' ' ')
-want="1:0:512 2:1024:1536 3:2048:2560 4:3072:3584 "
+want="1:0:384:0 2:816:1216:16 3:1632:2048:32 4:2448:2816:48 5:3264:3648:0 "
 [ "$runs" = "$want" ] ||
-	{ echo "runs, stack shifts, tables: '$runs', not '$want'"; exit 1; }
-echo "perf stack and table shifts: ok"
+	{ echo "runs, stack shifts, tables, code: '$runs', not '$want'"; exit 1; }
+echo "perf stack, table and code places: ok"
