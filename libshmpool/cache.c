@@ -13,10 +13,16 @@
 
 #include "segment-internal.h"
 
-/* One hit adds at most this many objects to a field of w (see struct
+/* One put adds at most this many objects to a field of w (see struct
  * shmpool_cache): from below 2^15 it stays below 2^16. */
 _Static_assert(SHMPOOL_CACHE_FLUSHTHRESH(SHMPOOL_CACHE_MAX_SIZE) < 1 << 15,
 	"a hit can overflow a field of the cache's word");
+/* The get calls between two folds, at most the objects in the cache after
+ * the first and those put since (struct shmpool_cache), fit their field:
+ * one more for the take that follows a refill's fold. */
+_Static_assert(SHMPOOL_CACHE_OBJS_MAX + (1 << 15) +
+	SHMPOOL_CACHE_FLUSHTHRESH(SHMPOOL_CACHE_MAX_SIZE) < 1 << 16,
+	"a cache's get calls can overflow their field of w");
 /* The length, 16 bits of w, holds every object a cache can hold. */
 _Static_assert(SHMPOOL_CACHE_OBJS_MAX < 1 << 16,
 	"a cache's length does not fit its field of w");
@@ -86,25 +92,25 @@ cache_fold(struct shmpool_cache *cache)
 
 /*
  * Empty cache into the ring; not counted as a call (see slot_retire()).
- * The length drops to 0 before the objects go: a process killed in
- * between loses them rather than leaving them in two places.  -ENOSPC
- * when the ring has no room (only a double put fills it): the cache keeps
- * them all.
+ * The length drops to 0 before the objects go, and the hits' counts are
+ * folded with it (see struct shmpool_cache): a process killed in between
+ * loses them rather than leaving them in two places.  -ENOSPC when the
+ * ring has no room (only a double put fills it): the cache keeps them
+ * all.
  */
 int
 cache_flush(struct pool_handle *h, struct shmpool_cache *cache)
 {
-	uint64_t w = cache->w;
-	uint32_t len = SHMPOOL_W_LEN_(w);
+	uint32_t len = shmpool_cache_len_(cache);
 	int ret = 0;
 
 	if (len == 0)
 		return 0;
-	cache_change(cache, w - len, -(uint64_t)len, 0);
+	cache_change(cache, 0, -(uint64_t)len, 1);
 	cmm_smp_wmb();
 	if (ring_put(&h->ring, cache->objs, RING_OFFS, NULL, len, RING_BULK,
 			&cache->ring_op) <= 0) {
-		cache_change(cache, w, len, 0);
+		cache_change(cache, len, len, 0);
 		ret = -ENOSPC;
 	}
 	return ret;
@@ -214,8 +220,7 @@ static int __attribute__((noinline))
 get_refill(struct shmpool *pool, struct pool_handle *h, void **objs,
 		unsigned int n, struct shmpool_cache *cache)
 {
-	uint64_t w = cache->w;
-	uint32_t len = SHMPOOL_W_LEN_(w), want = cache->size + n - len;
+	uint32_t len = shmpool_cache_len_(cache), want = cache->size + n - len;
 
 	if (ring_get(&h->ring, &cache->objs[len], RING_OFFS, NULL, want,
 			RING_BULK) <= 0) {
@@ -230,9 +235,10 @@ get_refill(struct shmpool *pool, struct pool_handle *h, void **objs,
 	SHMPOOL_STAT_ADD(cache, get_common_pool_bulk, 1);
 	SHMPOOL_STAT_ADD(cache, get_common_pool_objs, want);
 	/* The new objects are the cache's at once (a process killed now
-	 * leaves them to shmpoold, not lost), then a hit takes n. */
-	cache_change(cache, w + want, want, 0);
-	shmpool_cache_take_(pool, objs, n, cache, w + want);
+	 * leaves them to shmpoold, not lost), the hits' counts folded with
+	 * them (see struct shmpool_cache), then a hit takes n. */
+	cache_change(cache, len + want, want, 1);
+	shmpool_cache_take_(pool, objs, n, cache, len + want);
 	return 0;
 }
 

@@ -231,7 +231,8 @@ fold_run(struct shmpool *pool, unsigned int cycles)
 }
 
 /* The hits' counts are folded from the cache's word into its totals
- * every 2^15 objects put or gets: many times here, and nothing lost. */
+ * every 2^15 objects put, the get calls with them: many times here, and
+ * nothing lost. */
 START_TEST(test_fold)
 {
 	const unsigned int cycles = 30000;
@@ -281,6 +282,51 @@ START_TEST(test_fold)
 	ck_assert_int_eq(shmpool_detach(pool), 0);
 	pool = tu_attach("fold", -1);
 	check_stats(pool, SHMPOOL_STATS_RETIRED, &e, "retired");
+	shmpool_detach(pool);
+}
+END_TEST
+
+/*
+ * A get hit does not test its field of the cache's word: the get calls
+ * are folded by every refill (and flush), and by the cache's puts.  Here
+ * the objects go back to the ring past the cache (a NULL cache), so only
+ * the refills fold; 200000 gets of one object, three times what the field
+ * holds, are all counted.  A cache of 64 refills 65 objects whenever it is
+ * empty: 3077 refills of 65, and 5 left in it.  The puts past the cache
+ * count in the default cache.  (A slow path that finds a field at 2^15
+ * folds it too, so that the counts alone would not show a refill that
+ * does not fold: the word does.)
+ */
+START_TEST(test_fold_gets)
+{
+	const unsigned int cycles = 2000, per_cycle = 100;
+	static const struct expect e = {
+		.put_bulk = 2000, .put_objs = 200000,
+		.put_common_pool_bulk = 2000, .put_common_pool_objs = 200000,
+		.get_common_pool_bulk = 3077, .get_common_pool_objs = 200005,
+		.get_success_bulk = 200000, .get_success_objs = 200000,
+	};
+	struct shmpool *pool;
+	struct shmpool_cache *c;
+	void *objs[100];
+	unsigned int i, k;
+
+	tu_create("foldget", 1024, 64, 64, 4);
+	pool = tu_attach("foldget", -1);
+	c = shmpool_default_cache(pool);
+	for (i = 0; i < cycles; i++) {
+		for (k = 0; k < per_cycle; k++)
+			ck_assert_int_eq(shmpool_get(pool, &objs[k]), 0);
+		ck_assert_int_eq(shmpool_generic_put(pool, objs, per_cycle,
+			NULL), 0);
+	}
+	/* The last refill folded, at get 199941: 60 get calls since. */
+	ck_assert_uint_eq(c->w, 60 * SHMPOOL_W_GET_CALL_ + 5);
+	check_stats(pool, 0, &e, "after the gets");
+	/* A flush folds too, and counts nothing. */
+	ck_assert_int_eq(shmpool_cache_flush(c), 0);
+	ck_assert_uint_eq(c->w, 0);
+	check_stats(pool, 0, &e, "after the flush");
 	shmpool_detach(pool);
 }
 END_TEST
@@ -433,6 +479,7 @@ stats_suite(void)
 	tcase_add_test(tc, test_without_cache);
 	tcase_add_test(tc, test_bad_arguments);
 	tcase_add_test(tc, test_fold);
+	tcase_add_test(tc, test_fold_gets);
 	tcase_add_test(tc, test_read_while_hitting);
 	tcase_add_test(tc, test_read_mid_change);
 	suite_add_tcase(s, tc);

@@ -51,11 +51,16 @@
  *   bits 48..63   get calls that hit
  *
  * so that a get of n adds 2^48 - n and a put 2^32 + n * (2^16 + 1), one
- * add either way, a constant when n is.  A field is folded into the
- * totals once its top bit is set (bit 31 or 63, each tested with the sign
- * of the word the hit has loaded anyway): from 2^15 the next hit of that
- * side goes to the slow path, which folds.  No field overflows before:
- * one hit adds at most 6144 objects, and a put of one object at least.
+ * add either way, a constant when n is.  The fields are folded into the
+ * totals by every refill and flush, and by the slow path of a get or put
+ * that finds a field's top bit set.  Only a put hit tests for that, with
+ * the sign of the low half of the word it has loaded anyway (bit 31): from
+ * 2^15 objects put, the next put goes to the slow path, which folds.  The
+ * put fields stay under 2^16: a put adds at most 6144 objects, and one
+ * call with one object at least.  A get hit tests nothing: between two
+ * folds, each takes an object that was in the cache after the first (at
+ * most 8192) or was put since (under 2^15 + 6144), so that the get calls
+ * stay under 2^16 too (static assertions in cache.c).
  * The objects got by hits are not counted, they follow: every object
  * that went into the cache and did not leave it by a flush, nor is in it,
  * left it by a get.
@@ -154,7 +159,8 @@ struct shmpool_cache {
 #define SHMPOOL_W_PUT_CALL_	(UINT64_C(1) << 32)
 #define SHMPOOL_W_PUT_OBJ_	(UINT64_C(1) << 16)
 /* A side's field is to be folded: its top bit, the sign of w (gets) or
- * of its low half (puts). */
+ * of its low half (puts).  The put hit tests the second; the slow path
+ * both. */
 #define SHMPOOL_W_GET_FULL_(w)	((int64_t)(w) < 0)
 #define SHMPOOL_W_PUT_FULL_(w)	((int32_t)(uint32_t)(w) < 0)
 #else
@@ -399,8 +405,7 @@ shmpool_hit_get_(struct shmpool *pool, void **objs, unsigned int n,
 {
 	uint64_t w = cache->w;
 
-	if (caa_likely(n - 1 < SHMPOOL_W_LEN_(w) && !SHMPOOL_W_GET_FULL_(w) &&
-			!cache->flush_req)) {
+	if (caa_likely(n - 1 < SHMPOOL_W_LEN_(w) && !cache->flush_req)) {
 		shmpool_cache_take_(pool, objs, n, cache, w);
 		return 1;
 	}
