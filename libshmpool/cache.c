@@ -366,7 +366,8 @@ put_push(struct shmpool *pool, struct pool_handle *h, void * const *objs,
 		SHMPOOL_STAT_ADD(cache, put_common_pool_bulk, 1);
 		SHMPOOL_STAT_ADD(cache, put_common_pool_objs, len);
 	}
-	shmpool_cache_push_(pool, objs, n, cache, cache->w);
+	shmpool_cache_push_(pool, objs, n, cache, cache->w,
+		shmpool_cache_len_(cache));
 	return 0;
 }
 

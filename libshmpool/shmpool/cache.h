@@ -54,10 +54,11 @@
  * add either way, a constant when n is.  The fields are folded into the
  * totals by every refill and flush, and by the slow path of a get or put
  * that finds a field's top bit set.  Only a put hit tests for that, with
- * the sign of the low half of the word it has loaded anyway (bit 31): from
- * 2^15 objects put, the next put goes to the slow path, which folds.  The
- * put fields stay under 2^16: a put adds at most 6144 objects, and one
- * call with one object at least.  A get hit tests nothing: between two
+ * bit 31 of the word it has loaded anyway, taken into the length it
+ * compares with its threshold (SHMPOOL_W_PUT_LEN_): from 2^15 objects
+ * put, the next put goes to the slow path, which folds.  The put fields
+ * stay under 2^16: a put adds at most 6144 objects, and one call with one
+ * object at least.  A get hit tests nothing: between two
  * folds, each takes an object that was in the cache after the first (at
  * most 8192) or was put since (under 2^15 + 6144), so that the get calls
  * stay under 2^16 too (static assertions in cache.c).
@@ -163,12 +164,21 @@ struct shmpool_cache {
  * both. */
 #define SHMPOOL_W_GET_FULL_(w)	((int64_t)(w) < 0)
 #define SHMPOOL_W_PUT_FULL_(w)	((int32_t)(uint32_t)(w) < 0)
+/* The length with the put field's top bit, 2^31 when it is set, and
+ * whether a put of n fits under the threshold ft after len: one compare
+ * for both, made in 64 bits, so that n == 0 (n - 1 is 2^32 - 1) and a
+ * field to fold (len from 2^31) both exceed ft. */
+#define SHMPOOL_W_PUT_LEN_(w)	((uint32_t)(w) & UINT32_C(0x8000ffff))
+#define SHMPOOL_PUT_FITS_(n, len, ft)	((uint64_t)((n) - 1) + (len) < (ft))
 #else
 #define SHMPOOL_W_GET_CALL_	0
 #define SHMPOOL_W_PUT_CALL_	0
 #define SHMPOOL_W_PUT_OBJ_	0
 #define SHMPOOL_W_GET_FULL_(w)	0
 #define SHMPOOL_W_PUT_FULL_(w)	0
+#define SHMPOOL_W_PUT_LEN_(w)	SHMPOOL_W_LEN_(w)
+/* len never exceeds ft; n == 0 wraps. */
+#define SHMPOOL_PUT_FITS_(n, len, ft)	((n) - 1 < (ft) - (len))
 #endif
 
 /* The objects in the cache, objs[0 .. len). */
@@ -382,13 +392,13 @@ shmpool_cache_take_(struct shmpool *pool, void **objs, unsigned int n,
 	cache->w = w - n + SHMPOOL_W_GET_CALL_;
 }
 
-/* n objects of objs pushed on a cache whose w is w (they fit), and
- * counted. */
+/* n objects of objs pushed on a cache whose w is w and length len (they
+ * fit), and counted. */
 SHMPOOL_INLINE_ void
 shmpool_cache_push_(struct shmpool *pool, void * const *objs, unsigned int n,
-		struct shmpool_cache *cache, uint64_t w)
+		struct shmpool_cache *cache, uint64_t w, uint32_t len)
 {
-	shmpool_ptrs_to_offs_(&cache->objs[SHMPOOL_W_LEN_(w)], objs, n,
+	shmpool_ptrs_to_offs_(&cache->objs[len], objs, n,
 		(uintptr_t)pool->objbase);
 	cache->w = w + n + n * SHMPOOL_W_PUT_OBJ_ + SHMPOOL_W_PUT_CALL_;
 }
@@ -412,17 +422,21 @@ shmpool_hit_get_(struct shmpool *pool, void **objs, unsigned int n,
 	return 0;
 }
 
-/* Cache hit: push the n objects in order while the cache stays at or
- * under its flush threshold (len never exceeds flushthresh); 1 if made. */
+/*
+ * Cache hit: push the n objects in order while the cache stays at or
+ * under its flush threshold; 1 if made.  n == 0, and with stats a put
+ * field to fold, go to the slow path (SHMPOOL_PUT_FITS_).
+ */
 SHMPOOL_INLINE_ int
 shmpool_hit_put_(struct shmpool *pool, void * const *objs, unsigned int n,
 		struct shmpool_cache *cache)
 {
 	uint64_t w = cache->w;
+	uint32_t len = SHMPOOL_W_PUT_LEN_(w);
 
-	if (caa_likely(n - 1 < cache->flushthresh - SHMPOOL_W_LEN_(w) &&
-			!SHMPOOL_W_PUT_FULL_(w) && !cache->flush_req)) {
-		shmpool_cache_push_(pool, objs, n, cache, w);
+	if (caa_likely(SHMPOOL_PUT_FITS_(n, len, cache->flushthresh) &&
+			!cache->flush_req)) {
+		shmpool_cache_push_(pool, objs, n, cache, w, len);
 		return 1;
 	}
 	return 0;
