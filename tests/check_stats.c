@@ -231,7 +231,7 @@ fold_run(struct shmpool *pool, unsigned int cycles)
 }
 
 /* The hits' counts are folded from the cache's word into its totals
- * every 2^15 objects put, the get calls with them: many times here, and
+ * every 2^13 objects put, the get calls with them: many times here, and
  * nothing lost. */
 START_TEST(test_fold)
 {
@@ -268,14 +268,14 @@ START_TEST(test_fold)
 	check_stats(pool, 0, &e, "after the cycles");
 #if SHMPOOL_STATS
 	/* 12.2 M objects put and 210 k gets: the fields were folded (each
-	 * more than once), and are below 2^15 but for the last hit. */
+	 * more than once), and are below 2^13 but for the last hit. */
 	ck_assert_uint_eq(b.put_bulk, 1);
 	ck_assert_uint_ge(c->put_objs, (uint64_t)cycles * FOLD_CYCLE_OBJS -
-		(1 << 15) - 300);
+		(1 << 13) - 300);
 	ck_assert_uint_ge(c->get_success_bulk, cycles * FOLD_NB_SIZES -
-		(1 << 15));
-	ck_assert_uint_le(SHMPOOL_W_PUT_OBJS_(c->w), (1 << 15) + 300);
-	ck_assert_uint_le(SHMPOOL_W_GET_CALLS_(c->w), 1 << 15);
+		(1 << 13));
+	ck_assert_uint_le(SHMPOOL_W_PUT_OBJS_(c->w), (1 << 13) + 300);
+	ck_assert_uint_le(SHMPOOL_W_GET_CALLS_(c->w), 1 << 13);
 	ck_assert_uint_eq(c->seq % 2, 0);
 #endif
 	/* Released: the same totals, retired. */
@@ -293,7 +293,7 @@ END_TEST
  * the refills fold; 200000 gets of one object, three times what the field
  * holds, are all counted.  A cache of 64 refills 65 objects whenever it is
  * empty: 3077 refills of 65, and 5 left in it.  The puts past the cache
- * count in the default cache.  (A slow path that finds a field at 2^15
+ * count in the default cache.  (A slow path that finds a fold bit set
  * folds it too, so that the counts alone would not show a refill that
  * does not fold: the word does.)
  */

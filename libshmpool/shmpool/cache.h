@@ -46,22 +46,23 @@
  *
  *   bits  0..15   len, the objects in objs[0 .. len) (at most 6144 after
  *                 a call; 8192 for a moment, in a refill before its take)
- *   bits 16..31   objects put by hits
- *   bits 32..47   put calls that hit
- *   bits 48..63   get calls that hit
+ *   bits 16..29   objects put by hits
+ *   bits 30..45   get calls that hit
+ *   bits 46..61   put calls that hit
  *
- * so that a get of n adds 2^48 - n and a put 2^32 + n * (2^16 + 1), one
- * add either way, a constant when n is.  The fields are folded into the
- * totals by every refill and flush, and by the slow path of a get or put
- * that finds a field's top bit set.  Only a put hit tests for that, with
- * bit 31 of the word it has loaded anyway, taken into the length it
- * compares with its threshold (SHMPOOL_W_PUT_LEN_): from 2^15 objects
- * put, the next put goes to the slow path, which folds.  The put fields
- * stay under 2^16: a put adds at most 6144 objects, and one call with one
- * object at least.  A get hit tests nothing: between two
- * folds, each takes an object that was in the cache after the first (at
- * most 8192) or was put since (under 2^15 + 6144), so that the get calls
- * stay under 2^16 too (static assertions in cache.c).
+ * so that a get of n adds 2^30 - n (a 32-bit immediate) and a put 2^46 +
+ * n * (2^16 + 1), one add either way, a constant when n is.  The fields
+ * are folded into the totals by every refill and flush, and by the slow
+ * path of a get or put that finds a field's fold bit set.  Only a put hit
+ * tests for that, with bit 29 of the word it has loaded anyway (bit 13 of
+ * its objects), taken into the length it compares with its threshold
+ * (SHMPOOL_W_PUT_LEN_): from 2^13 objects put, the next put goes to the
+ * slow path, which folds.  The put fields stay under 2^14: a put adds at
+ * most 6144 objects, and one call with one object at least.  A get hit
+ * tests nothing: between two folds, each takes an object that was in the
+ * cache after the first (at most 8192) or was put since (under 2^13 +
+ * 6144), so that the get calls stay under 2^16 (static assertions in
+ * cache.c).
  * The objects got by hits are not counted, they follow: every object
  * that went into the cache and did not leave it by a flush, nor is in it,
  * left it by a get.
@@ -150,25 +151,25 @@ struct shmpool_cache {
 
 /* The fields of w. */
 #define SHMPOOL_W_LEN_(w)	((uint32_t)(uint16_t)(w))
-#define SHMPOOL_W_PUT_OBJS_(w)	((uint32_t)(uint16_t)((w) >> 16))
-#define SHMPOOL_W_PUT_CALLS_(w)	((uint32_t)(uint16_t)((w) >> 32))
-#define SHMPOOL_W_GET_CALLS_(w)	((uint32_t)(uint16_t)((w) >> 48))
+#define SHMPOOL_W_PUT_OBJS_(w)	((uint32_t)((w) >> 16) & 0x3fff)
+#define SHMPOOL_W_GET_CALLS_(w)	((uint32_t)(uint16_t)((w) >> 30))
+#define SHMPOOL_W_PUT_CALLS_(w)	((uint32_t)(uint16_t)((w) >> 46))
 #if SHMPOOL_STATS
-/* What a hit adds to w besides its length: a get call, a put call, and
- * per object put. */
-#define SHMPOOL_W_GET_CALL_	(UINT64_C(1) << 48)
-#define SHMPOOL_W_PUT_CALL_	(UINT64_C(1) << 32)
+/* What a hit adds to w besides its length: a get call (a 32-bit
+ * immediate with the length's part), a put call, and per object put. */
+#define SHMPOOL_W_GET_CALL_	(UINT64_C(1) << 30)
+#define SHMPOOL_W_PUT_CALL_	(UINT64_C(1) << 46)
 #define SHMPOOL_W_PUT_OBJ_	(UINT64_C(1) << 16)
-/* A side's field is to be folded: its top bit, the sign of w (gets) or
- * of its low half (puts).  The put hit tests the second; the slow path
- * both. */
-#define SHMPOOL_W_GET_FULL_(w)	((int64_t)(w) < 0)
-#define SHMPOOL_W_PUT_FULL_(w)	((int32_t)(uint32_t)(w) < 0)
-/* The length with the put field's top bit, 2^31 when it is set, and
+/* A side's field is to be folded: bit 13 of the objects put (bit 29 of
+ * w), bit 15 of the get calls (bit 45).  The put hit tests the first; the
+ * slow path both. */
+#define SHMPOOL_W_GET_FULL_(w)	(((w) >> 45) & 1)
+#define SHMPOOL_W_PUT_FULL_(w)	(((w) >> 29) & 1)
+/* The length with the put field's fold bit, 2^29 when it is set, and
  * whether a put of n fits under the threshold ft after len: one compare
  * for both, made in 64 bits, so that n == 0 (n - 1 is 2^32 - 1) and a
- * field to fold (len from 2^31) both exceed ft. */
-#define SHMPOOL_W_PUT_LEN_(w)	((uint32_t)(w) & UINT32_C(0x8000ffff))
+ * field to fold (len from 2^29) both exceed ft. */
+#define SHMPOOL_W_PUT_LEN_(w)	((uint32_t)(w) & UINT32_C(0x2000ffff))
 #define SHMPOOL_PUT_FITS_(n, len, ft)	((uint64_t)((n) - 1) + (len) < (ft))
 #else
 #define SHMPOOL_W_GET_CALL_	0
