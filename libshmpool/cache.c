@@ -19,7 +19,7 @@ _Static_assert(SHMPOOL_CACHE_FLUSHTHRESH(SHMPOOL_CACHE_MAX_SIZE) < 1 << 13,
 	"a hit can overflow a field of the cache's word");
 /* The get calls between two folds, at most the objects in the cache after
  * the first and those put since (struct shmpool_cache), fit their 16-bit
- * field: one more for the take that follows a refill's fold. */
+ * field. */
 _Static_assert(SHMPOOL_CACHE_OBJS_MAX + (1 << 13) +
 	SHMPOOL_CACHE_FLUSHTHRESH(SHMPOOL_CACHE_MAX_SIZE) < 1 << 16,
 	"a cache's get calls can overflow their field of w");
@@ -103,15 +103,15 @@ cache_change(struct shmpool_cache *cache, uint64_t w, uint64_t adj, int fold)
 }
 
 /*
- * The hits' counts in w to the totals, when a field is to be folded (a
- * hit of its side then goes to the slow path, which starts here).
+ * The hits' counts in w to the totals, when the objects put are to be
+ * folded (a put hit then goes to the slow path, which starts here).
  */
 static void
 cache_fold(struct shmpool_cache *cache)
 {
 	uint64_t w = cache->w;
 
-	if (caa_likely(!SHMPOOL_W_GET_FULL_(w) && !SHMPOOL_W_PUT_FULL_(w)))
+	if (caa_likely(!SHMPOOL_W_PUT_FULL_(w)))
 		return;
 	cache_change(cache, SHMPOOL_W_LEN_(w), 0, 1);
 }
@@ -221,7 +221,6 @@ get_bypass_with_cache(struct shmpool *pool, struct pool_handle *h,
 	uint64_t w = cache != NULL ? cache->w : 0;
 	uint32_t len = SHMPOOL_W_LEN_(w), i;
 
-	(void)st;	/* unused when stats are compiled out */
 	if (len == 0 || ring_get(&h->ring, objs + len, RING_PTRS,
 			pool->objbase, n - len, RING_BULK) <= 0) {
 		SHMPOOL_STAT_ADD(st, get_fail_bulk, 1);
@@ -311,8 +310,8 @@ put_direct(struct shmpool *pool, struct pool_handle *h,
 	return 0;
 }
 
-/* What the inline get did not do, with a cache: a field of w to fold, a
- * flush request, a miss, n above its size (h: checked arguments). */
+/* What the inline get did not do, with a cache: a flush request, a miss,
+ * n above its size (h: checked arguments); and a fold the puts left. */
 static int __attribute__((noinline))
 get_cached(struct shmpool *pool, struct pool_handle *h, void **objs,
 		unsigned int n, struct shmpool_cache *cache)
@@ -320,8 +319,8 @@ get_cached(struct shmpool *pool, struct pool_handle *h, void **objs,
 	cache_fold(cache);
 	if (caa_unlikely(uatomic_read(&cache->flush_req)))
 		cache_flush_requested(h, cache);
-	/* A hit, if the fold or a flush the ring had no room for (a double
-	 * put) is all that stopped it. */
+	/* A hit, if a flush request is all that stopped it and the ring had
+	 * no room for the flush (a double put). */
 	if (n - 1 < shmpool_cache_len_(cache)) {
 		shmpool_cache_take_(pool, objs, n, cache, cache->w);
 		return 0;

@@ -52,17 +52,16 @@
  *
  * so that a get of n adds 2^30 - n (a 32-bit immediate) and a put 2^46 +
  * n * (2^16 + 1), one add either way, a constant when n is.  The fields
- * are folded into the totals by every refill and flush, and by the slow
- * path of a get or put that finds a field's fold bit set.  Only a put hit
- * tests for that, with bit 29 of the word it has loaded anyway (bit 13 of
- * its objects), taken into the length it compares with its threshold
- * (SHMPOOL_W_PUT_LEN_): from 2^13 objects put, the next put goes to the
- * slow path, which folds.  The put fields stay under 2^14: a put adds at
- * most 6144 objects, and one call with one object at least.  A get hit
- * tests nothing: between two folds, each takes an object that was in the
- * cache after the first (at most 8192) or was put since (under 2^13 +
- * 6144), so that the get calls stay under 2^16 (static assertions in
- * cache.c).
+ * are folded into the totals by every refill, every flush of a cache that
+ * holds objects, and the slow path of a get or put that finds the fold
+ * bit of the objects put set: bit 29 of the word (bit 13 of that field),
+ * which a put hit takes into the length it compares with its threshold
+ * (SHMPOOL_W_PUT_LEN_), so that from 2^13 objects put the next put goes
+ * to the slow path.  The put fields stay under 2^14: a put adds at most
+ * 6144 objects, and one call with one object at least.  A get hit tests
+ * nothing: between two folds, each takes an object that was in the cache
+ * after the first (at most 8192) or was put since (under 2^13 + 6144),
+ * so that the get calls stay under 2^16 (static assertions in cache.c).
  * The objects got by hits are not counted, they follow: every object
  * that went into the cache and did not leave it by a flush, nor is in it,
  * left it by a get.
@@ -160,10 +159,8 @@ struct shmpool_cache {
 #define SHMPOOL_W_GET_CALL_	(UINT64_C(1) << 30)
 #define SHMPOOL_W_PUT_CALL_	(UINT64_C(1) << 46)
 #define SHMPOOL_W_PUT_OBJ_	(UINT64_C(1) << 16)
-/* A side's field is to be folded: bit 13 of the objects put (bit 29 of
- * w), bit 15 of the get calls (bit 45).  The put hit tests the first; the
- * slow path both. */
-#define SHMPOOL_W_GET_FULL_(w)	(((w) >> 45) & 1)
+/* The fields are to be folded: bit 13 of the objects put, bit 29 of w
+ * (the get calls need no test, above). */
 #define SHMPOOL_W_PUT_FULL_(w)	(((w) >> 29) & 1)
 /* The length with the put field's fold bit, 2^29 when it is set, and
  * whether a put of n fits under the threshold ft after len: one compare
@@ -175,7 +172,6 @@ struct shmpool_cache {
 #define SHMPOOL_W_GET_CALL_	0
 #define SHMPOOL_W_PUT_CALL_	0
 #define SHMPOOL_W_PUT_OBJ_	0
-#define SHMPOOL_W_GET_FULL_(w)	0
 #define SHMPOOL_W_PUT_FULL_(w)	0
 #define SHMPOOL_W_PUT_LEN_(w)	SHMPOOL_W_LEN_(w)
 /* len never exceeds ft; n == 0 wraps. */
@@ -206,16 +202,16 @@ struct shmpool {
 #endif
 
 /*
- * Out-of-line remainders of the get/put path (refill, flush, no cache,
- * bad arguments).  Exported for the inline code only; not for direct use.
- */
-/*
  * The get/put path: always inline, however large the caller (a compiler
  * may otherwise stop inlining in a large unit, and a call costs a hit as
  * much as the hit).
  */
 #define SHMPOOL_INLINE_	static inline __attribute__((always_inline))
 
+/*
+ * Out-of-line remainders of the get/put path (refill, flush, no cache,
+ * bad arguments).  Exported for the inline code only; not for direct use.
+ */
 SHMPOOL_API int shmpool_generic_get_slow(struct shmpool *pool, void **objs,
 		unsigned int n, struct shmpool_cache *cache);
 SHMPOOL_API int shmpool_generic_put_slow(struct shmpool *pool, void * const *objs,
