@@ -1,0 +1,59 @@
+#!/bin/sh
+# bench/instr-cost's parsing and arithmetic, with stand-ins for valgrind,
+# callgrind_annotate and shmpool-perf: the count the stand-in profile
+# gives over the objects the stand-in case moved must be exactly the
+# figure printed.  (A real count runs shmpool-perf under valgrind: a
+# measurement, not a test.)
+set -eu
+src="${top_srcdir:-.}"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+mkdir -p "$dir/bin" "$dir/build/bench"
+
+# valgrind: writes a profile where --callgrind-out-file says, then runs
+# the program after its own options.
+cat >"$dir/bin/valgrind" <<'SCRIPT'
+#!/bin/sh
+for a; do case $a in --callgrind-out-file=*) f=${a#*=} ;; esac; done
+while [ $# -gt 0 ]; do case $1 in -*) shift ;; *) break ;; esac; done
+echo profile >"$(echo "$f" | sed 's/%p/4242/')"
+exec "$@"
+SCRIPT
+# callgrind_annotate: the worker loop's inclusive count, as it prints it.
+cat >"$dir/bin/callgrind_annotate" <<'SCRIPT'
+#!/bin/sh
+echo "9,999,999,999 (100.0%)  ???:main [/x/shmpool-perf]"
+echo "5,000,000,000 (50.00%)  ???:sp_default_p0_c1 [/x/shmpool-perf]"
+SCRIPT
+# shmpool-perf: one case at 2e9 objects/s, two with --get-bulk 1,4.
+cat >"$dir/build/bench/shmpool-perf" <<'SCRIPT'
+#!/bin/sh
+echo "$*" >"$(dirname "$0")/args"
+echo "shmpool_perf cache=512 cores=1 n_get_bulk=1 n_put_bulk=1 n_keep=128 constant_n=1 rate_persec=2000000000"
+case "$*" in *1,4*)
+echo "shmpool_perf cache=512 cores=1 n_get_bulk=4 n_put_bulk=4 n_keep=128 constant_n=1 rate_persec=1" ;;
+esac
+SCRIPT
+chmod +x "$dir/bin/"* "$dir/build/bench/shmpool-perf"
+PATH=$dir/bin:$PATH
+export PATH
+
+# 5e9 instructions over 2e9 objects in one second; over 1e9 in half.
+out=$("$src/bench/instr-cost" --build "$dir/build" --cache 512 --get-bulk 1)
+want="shmpool_perf cache=512 cores=1 n_get_bulk=1 n_put_bulk=1 n_keep=128 constant_n=1 rate_persec=2000000000 instr_per_obj=2.50"
+[ "$out" = "$want" ] || { echo "got '$out', not '$want'"; exit 1; }
+args="--cache 512 --get-bulk 1 --workers 1 --repeat 1 --seconds 1"
+[ "$(cat "$dir/build/bench/args")" = "$args" ] ||
+	{ echo "shmpool-perf ran with '$(cat "$dir/build/bench/args")'"; exit 1; }
+out=$("$src/bench/instr-cost" --build "$dir/build" --seconds 0.5 --cache 512)
+case $out in *" instr_per_obj=5.00") ;; *) echo "--seconds 0.5: '$out'"; exit 1 ;; esac
+
+# Options that pick more than one case, and a bad --seconds, are usage
+# errors.
+for bad in "--get-bulk 1,4" "--seconds x"; do
+	rc=0
+	# shellcheck disable=SC2086
+	"$src/bench/instr-cost" --build "$dir/build" $bad >/dev/null 2>&1 || rc=$?
+	[ "$rc" -eq 2 ] || { echo "$bad: exit $rc, not 2"; exit 1; }
+done
+echo "instr-cost: ok"
