@@ -102,6 +102,8 @@ perf_tab_shift(unsigned int r, unsigned int runs)
  */
 #define PERF_CODE_PLACES	4
 #define PERF_CODE_STEP		16
+/* PERF_DEFINE_LOOPS() instantiates places 0 to 3 and picks among them. */
+_Static_assert(PERF_CODE_PLACES == 4, "perf.h instantiates four places");
 
 static inline unsigned int
 perf_code_place(unsigned int r)

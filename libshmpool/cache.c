@@ -311,12 +311,12 @@ put_direct(struct shmpool *pool, struct pool_handle *h,
 }
 
 /* What the inline get did not do, with a cache: a flush request, a miss,
- * n above its size (h: checked arguments); and a fold the puts left. */
+ * n above its size (h: checked arguments).  No fold: the refill does it,
+ * and the puts (struct shmpool_cache). */
 static int __attribute__((noinline))
 get_cached(struct shmpool *pool, struct pool_handle *h, void **objs,
 		unsigned int n, struct shmpool_cache *cache)
 {
-	cache_fold(cache);
 	if (caa_unlikely(uatomic_read(&cache->flush_req)))
 		cache_flush_requested(h, cache);
 	/* A hit, if a flush request is all that stopped it and the ring had

@@ -267,16 +267,15 @@ START_TEST(test_fold)
 	};
 	check_stats(pool, 0, &e, "after the cycles");
 #if SHMPOOL_STATS
-	/* 12.2 M objects put and 210 k gets: the fields were folded (each
-	 * more than once, the get calls with the objects put, about every
-	 * 140 gets here), and hold less than one fold's worth. */
+	/* 12.2 M objects put and 210 k gets: the fields were folded many
+	 * times (the get calls with the objects put), and the objects put
+	 * hold less than one fold's worth. */
 	ck_assert_uint_eq(b.put_bulk, 1);
 	ck_assert_uint_ge(c->put_objs, (uint64_t)cycles * FOLD_CYCLE_OBJS -
 		(1 << 13) - 300);
 	ck_assert_uint_ge(c->get_success_bulk, cycles * FOLD_NB_SIZES -
 		(1 << 13));
 	ck_assert_uint_le(SHMPOOL_W_PUT_OBJS_(c->w), (1 << 13) + 300);
-	ck_assert_uint_le(SHMPOOL_W_GET_CALLS_(c->w), 1 << 13);
 	ck_assert_uint_eq(c->seq % 2, 0);
 #endif
 	/* Released: the same totals, retired. */
@@ -294,9 +293,9 @@ END_TEST
  * the refills fold; 200000 gets of one object, three times what the field
  * holds, are all counted.  A cache of 64 refills 65 objects whenever it is
  * empty: 3077 refills of 65, and 5 left in it.  The puts past the cache
- * count in the default cache.  (A slow path that finds a fold bit set
- * folds it too, so that the counts alone would not show a refill that
- * does not fold: the word does.)
+ * count in the default cache.  Without the refills' folds the get calls
+ * would pass 2^16 and the counts come out short; the word after the last
+ * refill shows the fold itself.
  */
 START_TEST(test_fold_gets)
 {

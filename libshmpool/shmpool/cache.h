@@ -53,8 +53,8 @@
  * so that a get of n adds 2^30 - n (a 32-bit immediate) and a put 2^46 +
  * n * (2^16 + 1), one add either way, a constant when n is.  The fields
  * are folded into the totals by every refill, every flush of a cache that
- * holds objects, and the slow path of a get or put that finds the fold
- * bit of the objects put set: bit 29 of the word (bit 13 of that field),
+ * holds objects, and the slow path of a put that finds the fold bit of
+ * the objects put set: bit 29 of the word (bit 13 of that field),
  * which a put hit takes into the length it compares with its threshold
  * (SHMPOOL_W_PUT_LEN_), so that from 2^13 objects put the next put goes
  * to the slow path.  The put fields stay under 2^14: a put adds at most
