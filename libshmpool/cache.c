@@ -266,24 +266,21 @@ get_refill(struct shmpool *pool, struct pool_handle *h, void **objs,
 	return 0;
 }
 
-/* The attachment of a get or put, or NULL for bad arguments (a NULL
- * pool or array, n == 0 or above the pool's size). */
+/* The attachment of a get or put whose pool and objs are not NULL, or
+ * NULL for a bad n: 0, or above the pool's size. */
 static inline struct pool_handle *
-args_handle(struct shmpool *pool, const void *objs, unsigned int n)
+args_handle(struct shmpool *pool, unsigned int n)
 {
-	struct pool_handle *h;
+	struct pool_handle *h = pool_handle(pool);
 
-	if (caa_unlikely(pool == NULL || objs == NULL || n == 0))
-		return NULL;
-	h = pool_handle(pool);
-	return caa_unlikely(n > h->obj_count) ? NULL : h;
+	return caa_unlikely(n == 0 || n > h->obj_count) ? NULL : h;
 }
 
 /*
  * A get or put past the cache (counted in st): n above its size, or past
  * an idle cache (cache_idle_for()) when the short try on the ring
  * (ring_get_short()) did not make it.  Out of line, so that the short
- * try, inline in shmpool_generic_get_slow() and shmpool_generic_put_slow(),
+ * try, inline in shmpool_generic_get_slow_() and shmpool_generic_put_slow_(),
  * needs no registers saved for after a call.
  */
 static int __attribute__((noinline))
@@ -347,16 +344,17 @@ cache_idle_for(const struct shmpool_cache *cache, unsigned int n,
 }
 
 /*
- * What the inline get did not do: argument errors, and all that a cache
- * needs (get_cached()); here, the get past an idle cache
- * (cache_idle_for()), the whole of a get without a cache, with nothing
- * else in the function, so that it takes few registers.
+ * What the inline get did not do: a bad n, and all that a cache needs
+ * (get_cached()); here, the get past an idle cache (cache_idle_for()),
+ * the whole of a get without a cache, with nothing else in the function,
+ * so that it takes few registers.  pool and objs are not NULL (the inline
+ * get tested them).
  */
 int
-shmpool_generic_get_slow(struct shmpool *pool, void **objs, unsigned int n,
+shmpool_generic_get_slow_(struct shmpool *pool, void **objs, unsigned int n,
 		struct shmpool_cache *cache)
 {
-	struct pool_handle *h = args_handle(pool, objs, n);
+	struct pool_handle *h = args_handle(pool, n);
 	struct shmpool_cache *st;
 
 	if (caa_unlikely(h == NULL))
@@ -369,6 +367,17 @@ shmpool_generic_get_slow(struct shmpool *pool, void **objs, unsigned int n,
 	st = stats_cache(pool, cache);
 	count_direct(&st->get_direct_bulk, &st->get_direct_objs, n);
 	return 0;
+}
+
+/* The same for programs built against libshmpool.so.3.0, whose inline
+ * get calls it with pool or objs NULL. */
+int
+shmpool_generic_get_slow(struct shmpool *pool, void **objs, unsigned int n,
+		struct shmpool_cache *cache)
+{
+	if (caa_unlikely(pool == NULL || objs == NULL))
+		return -EINVAL;
+	return shmpool_generic_get_slow_(pool, objs, n, cache);
 }
 
 /*
@@ -406,12 +415,12 @@ put_cached(struct shmpool *pool, struct pool_handle *h, void * const *objs,
 	return put_direct(pool, h, objs, n, cache);
 }
 
-/* What the inline put did not do (see shmpool_generic_get_slow()). */
+/* What the inline put did not do (see shmpool_generic_get_slow_()). */
 int
-shmpool_generic_put_slow(struct shmpool *pool, void * const *objs,
+shmpool_generic_put_slow_(struct shmpool *pool, void * const *objs,
 		unsigned int n, struct shmpool_cache *cache)
 {
-	struct pool_handle *h = args_handle(pool, objs, n);
+	struct pool_handle *h = args_handle(pool, n);
 	struct shmpool_cache *st;
 
 	if (caa_unlikely(h == NULL))
@@ -424,6 +433,15 @@ shmpool_generic_put_slow(struct shmpool *pool, void * const *objs,
 		return put_direct(pool, h, objs, n, st);
 	count_direct(&st->put_direct_bulk, &st->put_direct_objs, n);
 	return 0;
+}
+
+int
+shmpool_generic_put_slow(struct shmpool *pool, void * const *objs,
+		unsigned int n, struct shmpool_cache *cache)
+{
+	if (caa_unlikely(pool == NULL || objs == NULL))
+		return -EINVAL;
+	return shmpool_generic_put_slow_(pool, objs, n, cache);
 }
 
 int

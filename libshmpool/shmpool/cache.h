@@ -211,11 +211,18 @@ struct shmpool {
 /*
  * Out-of-line remainders of the get/put path (refill, flush, no cache,
  * bad arguments).  Exported for the inline code only; not for direct use.
+ * The inline code tests pool and objs itself and calls the versions with
+ * a trailing underscore, which take them as not NULL; the others test
+ * them too (programs built against the header of libshmpool.so.3.0).
  */
 SHMPOOL_API int shmpool_generic_get_slow(struct shmpool *pool, void **objs,
 		unsigned int n, struct shmpool_cache *cache);
-SHMPOOL_API int shmpool_generic_put_slow(struct shmpool *pool, void * const *objs,
+SHMPOOL_API int shmpool_generic_put_slow(struct shmpool *pool,
+		void * const *objs, unsigned int n, struct shmpool_cache *cache);
+SHMPOOL_API int shmpool_generic_get_slow_(struct shmpool *pool, void **objs,
 		unsigned int n, struct shmpool_cache *cache);
+SHMPOOL_API int shmpool_generic_put_slow_(struct shmpool *pool,
+		void * const *objs, unsigned int n, struct shmpool_cache *cache);
 
 static inline void *
 shmpool_ref_to_ptr_(const struct shmpool *pool, uint32_t ref)
@@ -439,55 +446,61 @@ shmpool_hit_put_(struct shmpool *pool, void * const *objs, unsigned int n,
 	return 0;
 }
 
+/*
+ * pool and objs tested here, once: the slow path (the whole of a get or
+ * put without a cache) then tests neither, and a NULL costs no call.
+ */
 SHMPOOL_INLINE_ int
 _shmpool_generic_get(struct shmpool *pool, void **objs, unsigned int n,
 		struct shmpool_cache *cache)
 {
-	if (caa_likely(cache != NULL && pool != NULL && objs != NULL &&
-			shmpool_hit_get_(pool, objs, n, cache)))
+	if (caa_unlikely(pool == NULL || objs == NULL))
+		return -EINVAL;
+	if (caa_likely(cache != NULL && shmpool_hit_get_(pool, objs, n, cache)))
 		return 0;
-	return shmpool_generic_get_slow(pool, objs, n, cache);
+	return shmpool_generic_get_slow_(pool, objs, n, cache);
 }
 
 SHMPOOL_INLINE_ int
 _shmpool_generic_put(struct shmpool *pool, void * const *objs,
 		unsigned int n, struct shmpool_cache *cache)
 {
-	if (caa_likely(cache != NULL && pool != NULL && objs != NULL &&
-			shmpool_hit_put_(pool, objs, n, cache)))
+	if (caa_unlikely(pool == NULL || objs == NULL))
+		return -EINVAL;
+	if (caa_likely(cache != NULL && shmpool_hit_put_(pool, objs, n, cache)))
 		return 0;
-	return shmpool_generic_put_slow(pool, objs, n, cache);
+	return shmpool_generic_put_slow_(pool, objs, n, cache);
 }
 
-/*
- * The calls through the default cache: an attached pool always has one
- * (pool->cache is set before shmpool_attach() returns it), so only pool
- * and objs are tested before the hit.
- */
+/* The default cache of pool, NULL for none. */
 SHMPOOL_INLINE_ struct shmpool_cache *
 shmpool_default_cache_(const struct shmpool *pool)
 {
 	return caa_likely(pool != NULL) ? pool->cache : NULL;
 }
 
+/*
+ * The calls through the default cache: an attached pool always has one
+ * (pool->cache is set before shmpool_attach() returns it).
+ */
 SHMPOOL_INLINE_ int
 _shmpool_get_bulk(struct shmpool *pool, void **objs, unsigned int n)
 {
-	if (caa_likely(pool != NULL && objs != NULL &&
-			shmpool_hit_get_(pool, objs, n, pool->cache)))
+	if (caa_unlikely(pool == NULL || objs == NULL))
+		return -EINVAL;
+	if (caa_likely(shmpool_hit_get_(pool, objs, n, pool->cache)))
 		return 0;
-	return shmpool_generic_get_slow(pool, objs, n,
-		shmpool_default_cache_(pool));
+	return shmpool_generic_get_slow_(pool, objs, n, pool->cache);
 }
 
 SHMPOOL_INLINE_ int
 _shmpool_put_bulk(struct shmpool *pool, void * const *objs, unsigned int n)
 {
-	if (caa_likely(pool != NULL && objs != NULL &&
-			shmpool_hit_put_(pool, objs, n, pool->cache)))
+	if (caa_unlikely(pool == NULL || objs == NULL))
+		return -EINVAL;
+	if (caa_likely(shmpool_hit_put_(pool, objs, n, pool->cache)))
 		return 0;
-	return shmpool_generic_put_slow(pool, objs, n,
-		shmpool_default_cache_(pool));
+	return shmpool_generic_put_slow_(pool, objs, n, pool->cache);
 }
 
 SHMPOOL_INLINE_ int
