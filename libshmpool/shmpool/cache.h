@@ -391,9 +391,21 @@ SHMPOOL_INLINE_ void
 shmpool_cache_take_(struct shmpool *pool, void **objs, unsigned int n,
 		struct shmpool_cache *cache, uint64_t w)
 {
+	/* What w loses: n objects less one get call. */
+	uint64_t d = (uint64_t)n - SHMPOOL_W_GET_CALL_;
+
+#if SHMPOOL_STATS
+	/* For a run-time n, d is hidden from gcc, which then keeps it in a
+	 * register through a loop of gets.  Otherwise it builds it again at
+	 * every get (a copy of n, the constant, a subtract): three
+	 * instructions more per hit (docs/PERFORMANCE.md).  A constant d is
+	 * one immediate anyway. */
+	if (!__builtin_constant_p(n))
+		__asm__("" : "+r" (d));
+#endif
 	shmpool_offs_to_ptrs_(objs, &cache->objs[SHMPOOL_W_LEN_(w) - n], n,
 		pool->objbase);
-	cache->w = w - n + SHMPOOL_W_GET_CALL_;
+	cache->w = w - d;
 }
 
 /* n objects of objs pushed on a cache whose w is w and length len (they
