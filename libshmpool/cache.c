@@ -277,11 +277,11 @@ args_handle(struct shmpool *pool, unsigned int n)
 }
 
 /*
- * A get or put past the cache (counted in st): n above its size, or past
- * an idle cache (cache_idle_for()) when the short try on the ring
- * (ring_get_short()) did not make it.  Out of line, so that the short
- * try, inline in shmpool_generic_get_slow_() and shmpool_generic_put_slow_(),
- * needs no registers saved for after a call.
+ * A get or put past the cache (counted in st): with no cache (NULL), n
+ * above its size, or past an idle cache (cache_idle_for()) when the short
+ * try on the ring (ring_get_short()) did not make it.  Out of line, so
+ * that the short try, inline in shmpool_generic_get_slow_() and
+ * shmpool_generic_put_slow_(), needs no registers saved for after a call.
  */
 static int __attribute__((noinline))
 get_direct(struct shmpool *pool, struct pool_handle *h, void **objs,
@@ -344,28 +344,30 @@ cache_idle_for(const struct shmpool_cache *cache, unsigned int n,
 }
 
 /*
- * What the inline get did not do: a bad n, and all that a cache needs
- * (get_cached()); here, the get past an idle cache (cache_idle_for()),
- * the whole of a get without a cache, with nothing else in the function,
- * so that it takes few registers.  pool and objs are not NULL (the inline
- * get tested them).
+ * What the inline get did not do: a bad n, a get with no cache (NULL:
+ * get_direct()), and all that a cache needs (get_cached()); here, the get
+ * past an idle cache (cache_idle_for()), the whole of a get through a
+ * cache of size 0 (the default one of a pool without caches), with
+ * nothing else in the function, so that it takes few registers.  NULL
+ * goes the longer way so that this one need not test cache again to
+ * count.  pool and objs are not NULL (the inline get tested them).
  */
 int
 shmpool_generic_get_slow_(struct shmpool *pool, void **objs, unsigned int n,
 		struct shmpool_cache *cache)
 {
 	struct pool_handle *h = args_handle(pool, n);
-	struct shmpool_cache *st;
 
 	if (caa_unlikely(h == NULL))
 		return -EINVAL;
-	if (cache != NULL && !cache_idle_for(cache, n, cache->size))
+	if (cache == NULL)
+		return get_direct(pool, h, objs, n, NULL);
+	if (!cache_idle_for(cache, n, cache->size))
 		return get_cached(pool, h, objs, n, cache);
 	if (caa_unlikely(!ring_get_short(&h->ring, objs, RING_PTRS,
 			pool->objbase, n)))
 		return get_direct(pool, h, objs, n, cache);
-	st = stats_cache(pool, cache);
-	count_direct(&st->get_direct_bulk, &st->get_direct_objs, n);
+	count_direct(&cache->get_direct_bulk, &cache->get_direct_objs, n);
 	return 0;
 }
 
@@ -421,17 +423,17 @@ shmpool_generic_put_slow_(struct shmpool *pool, void * const *objs,
 		unsigned int n, struct shmpool_cache *cache)
 {
 	struct pool_handle *h = args_handle(pool, n);
-	struct shmpool_cache *st;
 
 	if (caa_unlikely(h == NULL))
 		return -EINVAL;
-	if (cache != NULL && !cache_idle_for(cache, n, cache->flushthresh))
+	if (cache == NULL)
+		return put_direct(pool, h, objs, n, pool->cache);
+	if (!cache_idle_for(cache, n, cache->flushthresh))
 		return put_cached(pool, h, objs, n, cache);
-	st = stats_cache(pool, cache);
 	if (caa_unlikely(!ring_put_short(&h->ring, objs, RING_PTRS,
-			pool->objbase, n, &st->ring_op)))
-		return put_direct(pool, h, objs, n, st);
-	count_direct(&st->put_direct_bulk, &st->put_direct_objs, n);
+			pool->objbase, n, &cache->ring_op)))
+		return put_direct(pool, h, objs, n, cache);
+	count_direct(&cache->put_direct_bulk, &cache->put_direct_objs, n);
 	return 0;
 }
 
