@@ -243,11 +243,13 @@ perf_stopped(const unsigned int *stop)
  * seconds, and the run must still end on time.  A round cut short counts
  * the objects it put back and puts the others back uncounted.
  */
-/* Place k's first bytes: k * PERF_CODE_STEP no-ops. */
+/* Place k's first bytes: k * PERF_CODE_STEP no-ops (none for place 0,
+ * where the assembler would warn of a .skip of 0). */
 #define PERF_STR_(x)	#x
 #define PERF_STR(x)	PERF_STR_(x)
 #define PERF_CODE_PAD(k)						\
-	__asm__ volatile(".skip " #k " * " PERF_STR(PERF_CODE_STEP) ", 0x90")
+	__asm__ volatile(".if " #k "\n\t.skip " #k " * "			\
+		PERF_STR(PERF_CODE_STEP) ", 0x90\n\t.endif")
 /* Each timed function of place k: on a line of its own, then the pad. */
 #define PERF_PLACED	__attribute__((noinline, aligned(PERF_CACHE_LINE)))
 
