@@ -248,7 +248,7 @@ perf_stopped(const unsigned int *stop)
 #define PERF_STR_(x)	#x
 #define PERF_STR(x)	PERF_STR_(x)
 #define PERF_CODE_PAD(k)						\
-	__asm__ volatile(".if " #k "\n\t.skip " #k " * "			\
+	__asm__ volatile(".if " #k "\n\t.skip " #k " * "		\
 		PERF_STR(PERF_CODE_STEP) ", 0x90\n\t.endif")
 /* Each timed function of place k: on a line of its own, then the pad. */
 #define PERF_PLACED	__attribute__((noinline, aligned(PERF_CACHE_LINE)))

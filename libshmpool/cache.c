@@ -371,8 +371,8 @@ shmpool_generic_get_slow_(struct shmpool *pool, void **objs, unsigned int n,
 	return 0;
 }
 
-/* The same for programs built against libshmpool.so.3.0, whose inline
- * get calls it with pool or objs NULL. */
+/* The same, testing pool and objs too: the entry of the inline get of
+ * libtool version 3, which may call it with either NULL. */
 int
 shmpool_generic_get_slow(struct shmpool *pool, void **objs, unsigned int n,
 		struct shmpool_cache *cache)
@@ -437,6 +437,7 @@ shmpool_generic_put_slow_(struct shmpool *pool, void * const *objs,
 	return 0;
 }
 
+/* The same for a put (see shmpool_generic_get_slow()). */
 int
 shmpool_generic_put_slow(struct shmpool *pool, void * const *objs,
 		unsigned int n, struct shmpool_cache *cache)

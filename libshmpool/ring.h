@@ -447,7 +447,8 @@ ring_copy_out_any(const uint64_t *e, uint32_t seq, void *dst,
  * Whether n entries from pos make a short copy: fewer than RING_WIDE_MIN
  * (in pairs, or one), within the array: no call and few registers.
  * ring_put_short() and ring_get_short() make only those, for the caller
- * to inline as the whole of a put or get without a cache.
+ * to inline as the whole of a put or get through an idle cache (the
+ * default one, of size 0, of a pool without caches).
  */
 static inline int
 ring_short(const struct ring_view *v, uint64_t pos, unsigned int n)
@@ -634,7 +635,7 @@ ring_get(const struct ring_view *v, void *dst, enum ring_kind k, char *base,
 }
 
 /* The short tries alone (ring_short()), for the caller to inline as the
- * whole of a put or get without a cache: n, or 0 and ring_put() or
+ * whole of a put or get through an idle cache: n, or 0 and ring_put() or
  * ring_get() is to be called. */
 static inline __attribute__((always_inline)) int
 ring_put_short(const struct ring_view *v, const void *src, enum ring_kind k,

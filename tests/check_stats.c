@@ -453,6 +453,49 @@ START_TEST(test_read_mid_change)
 }
 END_TEST
 
+/*
+ * The slow entries that programs built against the header of libtool
+ * version 3 call from their inline get and put (the current inline code
+ * calls the ones with a trailing underscore): they move and count as the
+ * get and put do, through a NULL cache and through the default one.
+ */
+START_TEST(test_old_slow_entries)
+{
+	static const struct expect e = {
+		.put_bulk = 3, .put_objs = 136,
+		.put_common_pool_bulk = 3, .put_common_pool_objs = 136,
+		.get_common_pool_bulk = 3, .get_common_pool_objs = 136,
+		.get_success_bulk = 3, .get_success_objs = 136,
+		.get_fail_bulk = 1, .get_fail_objs = 1,
+	};
+	struct shmpool *pool;
+	struct shmpool_cache *dflt;
+	void *objs[128];
+
+	tu_create("oldslow", 128, 64, 0, 4);
+	pool = tu_attach("oldslow", -1);
+	dflt = shmpool_default_cache(pool);
+	ck_assert_int_eq(shmpool_generic_get_slow(pool, objs, 5, NULL), 0);
+	ck_assert_uint_eq(shmpool_in_use_count(pool), 5);
+	ck_assert_int_eq(shmpool_generic_put_slow(pool, objs, 5, dflt), 0);
+	ck_assert_int_eq(shmpool_generic_get_slow(pool, objs, 3, dflt), 0);
+	ck_assert_uint_eq(shmpool_in_use_count(pool), 3);
+	ck_assert_int_eq(shmpool_generic_put_slow(pool, objs, 3, NULL), 0);
+	ck_assert_uint_eq(shmpool_in_use_count(pool), 0);
+	ck_assert_int_eq(shmpool_generic_get_slow(pool, objs, 129, NULL),
+		-EINVAL);
+	ck_assert_int_eq(shmpool_generic_put_slow(pool, objs, 0, dflt),
+		-EINVAL);
+	ck_assert_int_eq(shmpool_generic_get_slow(pool, objs, 128, NULL), 0);
+	ck_assert_int_eq(shmpool_generic_get_slow(pool, objs, 1, dflt),
+		-ENOENT);
+	ck_assert_int_eq(shmpool_generic_put_slow(pool, objs, 128, NULL), 0);
+	check_stats(pool, 0, &e, "slot 0");
+	ck_assert_uint_eq(shmpool_avail_count(pool), 128);
+	shmpool_detach(pool);
+}
+END_TEST
+
 START_TEST(test_bad_arguments)
 {
 	struct shmpool_stats st;
@@ -478,6 +521,7 @@ stats_suite(void)
 	tcase_add_test(tc, test_with_cache);
 	tcase_add_test(tc, test_without_cache);
 	tcase_add_test(tc, test_bad_arguments);
+	tcase_add_test(tc, test_old_slow_entries);
 	tcase_add_test(tc, test_fold);
 	tcase_add_test(tc, test_fold_gets);
 	tcase_add_test(tc, test_read_while_hitting);

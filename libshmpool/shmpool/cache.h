@@ -213,14 +213,15 @@ struct shmpool {
  * bad arguments).  Exported for the inline code only; not for direct use.
  * The inline code tests pool and objs itself and calls the versions with
  * a trailing underscore, which take them as not NULL; the others test
- * them too (programs built against the header of libshmpool.so.3.0).
+ * them too (programs built against the header of libtool version 3,
+ * whose inline code calls those).
  */
-SHMPOOL_API int shmpool_generic_get_slow(struct shmpool *pool, void **objs,
-		unsigned int n, struct shmpool_cache *cache);
+SHMPOOL_API int shmpool_generic_get_slow(struct shmpool *pool,
+		void **objs, unsigned int n, struct shmpool_cache *cache);
 SHMPOOL_API int shmpool_generic_put_slow(struct shmpool *pool,
 		void * const *objs, unsigned int n, struct shmpool_cache *cache);
-SHMPOOL_API int shmpool_generic_get_slow_(struct shmpool *pool, void **objs,
-		unsigned int n, struct shmpool_cache *cache);
+SHMPOOL_API int shmpool_generic_get_slow_(struct shmpool *pool,
+		void **objs, unsigned int n, struct shmpool_cache *cache);
 SHMPOOL_API int shmpool_generic_put_slow_(struct shmpool *pool,
 		void * const *objs, unsigned int n, struct shmpool_cache *cache);
 
@@ -484,7 +485,8 @@ _shmpool_generic_put(struct shmpool *pool, void * const *objs,
 	return shmpool_generic_put_slow_(pool, objs, n, cache);
 }
 
-/* The default cache of pool, NULL for none. */
+/* The default cache of pool (never NULL once attached); NULL for a NULL
+ * pool. */
 SHMPOOL_INLINE_ struct shmpool_cache *
 shmpool_default_cache_(const struct shmpool *pool)
 {
