@@ -331,10 +331,12 @@ ring_wide_ok(enum ring_kind k, unsigned int m)
  * 16-byte access is read or written whole, as in the vectorised loops.
  */
 #define RING_PAIRS		1
-/* Sequences seq + i and seq + i + 1 in the high halves of a pair. */
+/* Sequences seq + i and seq + i + 1 in the high halves of a pair: seq
+ * in both halves, plus a constant where i is one (the high halves wrap
+ * as 32-bit sequences do). */
 #define RING_V2_SEQ(seq, i)						\
-	((shmpool_v2_){ (uint64_t)(seq) << 32,				\
-			(uint64_t)((seq) + 1) << 32 } + ((uint64_t)(i) << 32))
+	((shmpool_v2_){ (uint64_t)(seq) << 32, (uint64_t)(seq) << 32 } + \
+	 (shmpool_v2_){ (uint64_t)(i) << 32, (uint64_t)((i) + 1) << 32 })
 
 static inline __attribute__((always_inline)) void
 ring_fill_pairs(uint64_t *restrict e, uint32_t seq,
@@ -355,12 +357,14 @@ ring_fill_pairs(uint64_t *restrict e, uint32_t seq,
 			SHMPOOL_REF_SHIFT));
 }
 
-static inline __attribute__((always_inline)) uint32_t
+static inline __attribute__((always_inline)) uint64_t
 ring_copy_out_pairs(const uint64_t *restrict e, uint32_t seq,
 		uint64_t *restrict dst, uint64_t base, unsigned int m)
 {
+	typedef uint32_t v4u32 __attribute__((vector_size(16)));
 	const shmpool_v2_ b = { base, base };
 	shmpool_v2_ bad = { 0, 0 }, x;
+	v4u32 hi;
 	unsigned int i;
 
 #define RING_COPY2(i)							\
@@ -368,11 +372,19 @@ ring_copy_out_pairs(const uint64_t *restrict e, uint32_t seq,
 	 bad |= x ^ RING_V2_SEQ(seq, i),				\
 	 *(shmpool_v2_ *)(dst + (i)) =					\
 		((x & UINT32_MAX) << SHMPOOL_REF_SHIFT) + b)
-	for (i = 0; i + 2 < m; i += 2)
+	/* Whole pairs, each at a constant index once unrolled (its
+	 * sequences a constant from the first pair's); an odd m then
+	 * takes its last pair again, one entry back. */
+	for (i = 0; i + 2 <= m; i += 2)
 		RING_COPY2(i);
-	RING_COPY2(m - 2);
+	if (m & 1)
+		RING_COPY2(m - 2);
 #undef RING_COPY2
-	return (uint32_t)((bad[0] | bad[1]) >> 32);
+	/* The high halves of both, the sequences' differences, side by
+	 * side in one 64-bit word: one shuffle, where moving each half out
+	 * takes two moves, an or and a shift. */
+	hi = __builtin_shuffle((v4u32)bad, (v4u32){ 1, 3, 1, 3 });
+	return ((shmpool_v2_)hi)[0];
 }
 #else
 #define RING_PAIRS		0
@@ -427,8 +439,9 @@ ring_copy_out(const uint64_t *restrict e, uint32_t seq, void *restrict dst,
 	return bad;
 }
 
-/* Copy the m entries from e out (see ring_copy_out()). */
-static inline uint32_t
+/* Copy the m entries from e out (see ring_copy_out()): 0 when all are
+ * written. */
+static inline uint64_t
 ring_copy_out_any(const uint64_t *e, uint32_t seq, void *dst,
 		enum ring_kind k, char *base, unsigned int m)
 {
@@ -482,12 +495,19 @@ ring_read_short(const struct ring_view *v, uint64_t pos, unsigned int n,
 		void *dst, enum ring_kind k, char *base)
 {
 	const uint64_t *e = &v->ents[(uint32_t)pos & v->mask];
-	uint32_t bad;
+	uint64_t bad;
 
 	if (n == 1) {
 		uint64_t x = uatomic_read(e);
+		uint32_t ref = (uint32_t)x;
 
-		ring_dst_set(dst, 0, k, base, (uint32_t)x);
+#if SHMPOOL_VCOPY_OK_
+		/* A 32-bit register widened by a move, where gcc would
+		 * otherwise shift x whole and mask it with a 64-bit
+		 * constant, one more instruction and register. */
+		SHMPOOL_OPAQUE_(ref);
+#endif
+		ring_dst_set(dst, 0, k, base, ref);
 		bad = ring_ent_seq(x) ^ ((uint32_t)pos + 1);
 	}
 #if RING_PAIRS
@@ -526,7 +546,8 @@ static inline int
 ring_read(const struct ring_view *v, uint64_t pos, unsigned int n, void *dst,
 		enum ring_kind k, char *base)
 {
-	uint32_t idx = (uint32_t)pos & v->mask, m, bad;
+	uint32_t idx = (uint32_t)pos & v->mask, m;
+	uint64_t bad;
 
 	if (ring_short(v, pos, n))
 		return ring_read_short(v, pos, n, dst, k, base);
@@ -594,13 +615,15 @@ static inline __attribute__((always_inline)) int
 ring_get_try(const struct ring_view *v, void *dst, enum ring_kind k,
 		char *base, unsigned int n, const int short_only)
 {
-	uint64_t pos = uatomic_read(&v->r->cons_head);
+	/* Read once: the stores to dst could otherwise alias it. */
+	struct ring *r = v->r;
+	uint64_t pos = uatomic_read(&r->cons_head);
 
 	if (short_only ? !ring_short(v, pos, n) ||
 			!ring_read_short(v, pos, n, dst, k, base) :
 			!ring_read(v, pos, n, dst, k, base))
 		return 0;
-	return ring_claim(&v->r->cons_head, &pos, n) ? (int)n : 0;
+	return ring_claim(&r->cons_head, &pos, n) ? (int)n : 0;
 }
 
 /*
