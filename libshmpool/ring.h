@@ -372,13 +372,12 @@ ring_copy_out_pairs(const uint64_t *restrict e, uint32_t seq,
 	 bad |= x ^ RING_V2_SEQ(seq, i),				\
 	 *(shmpool_v2_ *)(dst + (i)) =					\
 		((x & UINT32_MAX) << SHMPOOL_REF_SHIFT) + b)
-	/* Whole pairs, each at a constant index once unrolled (its
-	 * sequences a constant from the first pair's); an odd m then
-	 * takes its last pair again, one entry back. */
-	for (i = 0; i + 2 <= m; i += 2)
+	/* The last pair ends at m whatever m is: no branch on whether m
+	 * is odd, which a size the branch predictor cannot learn would
+	 * mispredict every other time. */
+	for (i = 0; i + 2 < m; i += 2)
 		RING_COPY2(i);
-	if (m & 1)
-		RING_COPY2(m - 2);
+	RING_COPY2(m - 2);
 #undef RING_COPY2
 	/* The high halves of both, the sequences' differences, side by
 	 * side in one 64-bit word: one shuffle, where moving each half out
