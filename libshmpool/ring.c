@@ -148,7 +148,7 @@ ring_get_slow(const struct ring_view *v, void *dst, enum ring_kind k,
 		holes = 0;
 		for (q = pos; got < n; q++) {
 			e = uatomic_read(&v->ents[(uint32_t)q & v->mask]);
-			d = (int32_t)(ring_ent_seq(e) - (uint32_t)(q + 1));
+			d = (int32_t)(ring_ent_seq(e) - ring_seq(v, q));
 			if (d == 0) {
 				ring_dst_set(dst, got, k, base, (uint32_t)e);
 				got++;
@@ -264,8 +264,8 @@ ring_repair(const struct ring_view *v, const uint64_t *recs, size_t stride,
 		seq = ring_ent_seq(e);
 		/* Not written for q: the entry still holds what was put a
 		 * lap before (a reference or a hole). */
-		if (seq != (uint32_t)(q - v->size) + 1 &&
-		    seq != (uint32_t)(q - v->size) + 2)
+		if (seq != ring_seq(v, q - v->size) &&
+		    seq != ring_seq(v, q - v->size) + 1)
 			continue;
 		/* The records after the entry: a live claim of q wrote its
 		 * record before it, and clears it only after writing q. */
@@ -276,7 +276,7 @@ ring_repair(const struct ring_view *v, const uint64_t *recs, size_t stride,
 		}
 		uatomic_inc(&v->r->holes);
 		if (uatomic_cmpxchg(&v->ents[(uint32_t)q & v->mask], e,
-				ring_ent((uint32_t)q + 2, 0)) != e) {
+				ring_ent(ring_seq(v, q) + 1, 0)) != e) {
 			uatomic_dec(&v->r->holes);
 			continue;
 		}

@@ -5,13 +5,20 @@
  * Positions are 64-bit counters that only grow: producers claim positions
  * at prod_head, consumers at cons_head, each side with one compare-and-
  * swap.  Position q lives in entry q & mask, and each entry carries a
- * sequence (the low 32 bits of a position) next to its reference:
+ * sequence next to its reference, made from the lap of q: S(q), the low
+ * 32 bits of q | mask, the last position of q's lap.
  *
- *   seq == q + 1    the entry holds the reference put at position q;
- *   seq == q + 2    a hole: position q was claimed by a producer that
- *                   died before writing it (marked by shmpoold), and
- *                   holds nothing;
- *   anything else   position q has not been written yet.
+ *   seq == S(q)       the entry holds the reference put at position q;
+ *   seq == S(q) + 1   a hole: position q was claimed by a producer that
+ *                     died before writing it (marked by shmpoold), and
+ *                     holds nothing;
+ *   anything else     position q has not been written yet.
+ *
+ * The laps of one entry's positions are size apart (modulo 2^32), so
+ * that a sequence tells the position as well as q itself would; and the
+ * n entries of an operation that does not run past the end of the array
+ * share one lap, so that a copy checks every entry against one value,
+ * whatever n, with no sequence to count up.
  *
  * A consumer reads before it claims: it copies the n entries from
  * cons_head out, checking their sequences, and only then claims them by
@@ -82,7 +89,8 @@
 #define RING_YIELDS_BEFORE_STALL	256
 
 /* The smallest ring: an unwritten entry's sequence (that of position
- * q - size) must not read as written (q + 1) or as a hole (q + 2). */
+ * q - size, S(q) - size or one more) must not read as written (S(q)) or
+ * as a hole (S(q) + 1), nor a later lap's as either. */
 #define RING_SIZE_MIN		4
 
 /* The ring as it lives in the segment. */
@@ -137,6 +145,20 @@ ring_ent_seq(uint64_t e)
 	return (uint32_t)(e >> 32);
 }
 
+/* The sequence of an entry written for position q, S(q), of a ring
+ * whose mask is mask (a hole's is one more). */
+static inline uint32_t
+ring_pos_seq(uint32_t mask, uint64_t q)
+{
+	return (uint32_t)q | mask;
+}
+
+static inline uint32_t
+ring_seq(const struct ring_view *v, uint64_t q)
+{
+	return ring_pos_seq(v->mask, q);
+}
+
 static inline size_t
 ring_mem_size(uint32_t size)
 {
@@ -154,7 +176,8 @@ ring_init(struct ring *r, uint32_t size)
 	r->size = size;
 	r->mask = size - 1;
 	for (i = 0; i < size; i++)
-		r->ents[i] = ring_ent(i + 1 - size, 0);
+		r->ents[i] = ring_ent(ring_pos_seq(size - 1,
+			(uint64_t)i - size), 0);
 }
 
 /*
@@ -255,8 +278,8 @@ ring_at(const void *p, unsigned int i, enum ring_kind k)
 }
 
 /*
- * Write m entries from e, sequences from seq, with the references of
- * src[0 .. m).  A straight loop, so that it vectorises.
+ * Write m entries from e, of one lap, with the sequence seq and the
+ * references of src[0 .. m).  A straight loop, so that it vectorises.
  */
 static inline __attribute__((always_inline)) void
 ring_fill(uint64_t *restrict e, uint32_t seq, const void *restrict src,
@@ -265,7 +288,7 @@ ring_fill(uint64_t *restrict e, uint32_t seq, const void *restrict src,
 	unsigned int i;
 
 	for (i = 0; i < m; i++)
-		e[i] = ring_ent(seq + i, ring_src_ref(src, i, k, base));
+		e[i] = ring_ent(seq, ring_src_ref(src, i, k, base));
 }
 
 /*
@@ -331,29 +354,26 @@ ring_wide_ok(enum ring_kind k, unsigned int m)
  * 16-byte access is read or written whole, as in the vectorised loops.
  */
 #define RING_PAIRS		1
-/* Sequences seq + i and seq + i + 1 in the high halves of a pair: seq
- * in both halves, plus a constant where i is one (the high halves wrap
- * as 32-bit sequences do). */
-#define RING_V2_SEQ(seq, i)						\
-	((shmpool_v2_){ (uint64_t)(seq) << 32, (uint64_t)(seq) << 32 } + \
-	 (shmpool_v2_){ (uint64_t)(i) << 32, (uint64_t)((i) + 1) << 32 })
+/* The sequence seq in the high halves of a pair. */
+#define RING_V2_SEQ(seq)						\
+	((shmpool_v2_){ (uint64_t)(seq) << 32, (uint64_t)(seq) << 32 })
 
 static inline __attribute__((always_inline)) void
 ring_fill_pairs(uint64_t *restrict e, uint32_t seq,
 		const uint64_t *restrict src, uint64_t base, unsigned int m)
 {
-	const shmpool_v2_ b = { base, base };
+	const shmpool_v2_ b = { base, base }, sq = RING_V2_SEQ(seq);
 	unsigned int i;
 
 #define RING_FILL2(i)							\
-	(*(shmpool_v2_ *)(e + (i)) = RING_V2_SEQ(seq, i) |		\
+	(*(shmpool_v2_ *)(e + (i)) = sq |				\
 	 (((*(const shmpool_v2_ *)(src + (i)) - b) >> SHMPOOL_REF_SHIFT) & \
 	  UINT32_MAX))
 	for (i = 0; i + 1 < m; i += 2)
 		RING_FILL2(i);
 #undef RING_FILL2
 	if (m & 1)
-		e[m - 1] = ring_ent(seq + m - 1, (uint32_t)((src[m - 1] - base) >>
+		e[m - 1] = ring_ent(seq, (uint32_t)((src[m - 1] - base) >>
 			SHMPOOL_REF_SHIFT));
 }
 
@@ -362,14 +382,14 @@ ring_copy_out_pairs(const uint64_t *restrict e, uint32_t seq,
 		uint64_t *restrict dst, uint64_t base, unsigned int m)
 {
 	typedef uint32_t v4u32 __attribute__((vector_size(16)));
-	const shmpool_v2_ b = { base, base };
+	const shmpool_v2_ b = { base, base }, sq = RING_V2_SEQ(seq);
 	shmpool_v2_ bad = { 0, 0 }, x;
 	v4u32 hi;
 	unsigned int i;
 
 #define RING_COPY2(i)							\
 	(x = *(const shmpool_v2_ *)(e + (i)),				\
-	 bad |= x ^ RING_V2_SEQ(seq, i),				\
+	 bad |= x ^ sq,							\
 	 *(shmpool_v2_ *)(dst + (i)) =					\
 		((x & UINT32_MAX) << SHMPOOL_REF_SHIFT) + b)
 	/* The last pair ends at m whatever m is: no branch on whether m
@@ -415,7 +435,7 @@ ring_fill_any(uint64_t *e, uint32_t seq, const void *src, enum ring_kind k,
 
 /*
  * Copy the references of the m entries from e to dst[0 .. m); returns 0
- * when their sequences are seq, seq + 1, ... (written for these
+ * when their sequences are all seq (written for these
  * positions).  One pass with no early exit, so that it vectorises: the
  * common case is that they all are.
  */
@@ -432,7 +452,7 @@ ring_copy_out(const uint64_t *restrict e, uint32_t seq, void *restrict dst,
 	for (i = 0; i < m; i++) {
 		uint64_t x = e[i];
 
-		bad |= ring_ent_seq(x) ^ (seq + i);
+		bad |= ring_ent_seq(x) ^ seq;
 		ring_dst_set(dst, i, k, base, (uint32_t)x);
 	}
 	return bad;
@@ -474,18 +494,18 @@ ring_write_short(const struct ring_view *v, uint64_t pos, unsigned int n,
 		const void *src, enum ring_kind k, const char *base)
 {
 	uint64_t *e = &v->ents[(uint32_t)pos & v->mask];
+	uint32_t seq = ring_seq(v, pos);
 
 	ring_smp_release();
 	if (n == 1)
-		e[0] = ring_ent((uint32_t)pos + 1,
-			ring_src_ref(src, 0, k, base));
+		e[0] = ring_ent(seq, ring_src_ref(src, 0, k, base));
 #if RING_PAIRS
 	else if (k != RING_REFS)
-		ring_fill_pairs(e, (uint32_t)pos + 1, (const uint64_t *)src,
+		ring_fill_pairs(e, seq, (const uint64_t *)src,
 			ring_wide_base(k, base), n);
 #endif
 	else
-		ring_fill(e, (uint32_t)pos + 1, src, k, base, n);
+		ring_fill(e, seq, src, k, base, n);
 }
 
 /* Copy the n short entries from position pos out (see ring_copy_out()). */
@@ -494,6 +514,7 @@ ring_read_short(const struct ring_view *v, uint64_t pos, unsigned int n,
 		void *dst, enum ring_kind k, char *base)
 {
 	const uint64_t *e = &v->ents[(uint32_t)pos & v->mask];
+	uint32_t seq = ring_seq(v, pos);
 	uint64_t bad;
 
 	if (n == 1) {
@@ -507,15 +528,15 @@ ring_read_short(const struct ring_view *v, uint64_t pos, unsigned int n,
 		SHMPOOL_OPAQUE_(ref);
 #endif
 		ring_dst_set(dst, 0, k, base, ref);
-		bad = ring_ent_seq(x) ^ ((uint32_t)pos + 1);
+		bad = ring_ent_seq(x) ^ seq;
 	}
 #if RING_PAIRS
 	else if (k != RING_REFS)
-		bad = ring_copy_out_pairs(e, (uint32_t)pos + 1, (uint64_t *)dst,
+		bad = ring_copy_out_pairs(e, seq, (uint64_t *)dst,
 			ring_wide_base(k, base), n);
 #endif
 	else
-		bad = ring_copy_out(e, (uint32_t)pos + 1, dst, k, base, n);
+		bad = ring_copy_out(e, seq, dst, k, base, n);
 	ring_smp_acquire();
 	return bad == 0;
 }
@@ -534,9 +555,9 @@ ring_write(const struct ring_view *v, uint64_t pos, unsigned int n,
 	/* The objects' contents before the references. */
 	ring_smp_release();
 	m = n < v->size - idx ? n : v->size - idx;
-	ring_fill_any(&v->ents[idx], (uint32_t)pos + 1, src, k, base, m);
+	ring_fill_any(&v->ents[idx], ring_seq(v, pos), src, k, base, m);
 	if (caa_unlikely(m < n))
-		ring_fill_any(v->ents, (uint32_t)pos + 1 + m, ring_at(src, m, k),
+		ring_fill_any(v->ents, ring_seq(v, pos + m), ring_at(src, m, k),
 			k, base, n - m);
 }
 
@@ -555,10 +576,10 @@ ring_read(const struct ring_view *v, uint64_t pos, unsigned int n, void *dst,
 	if (caa_unlikely(n > v->size))
 		return 0;
 	m = n < v->size - idx ? n : v->size - idx;
-	bad = ring_copy_out_any(&v->ents[idx], (uint32_t)pos + 1, dst, k, base,
+	bad = ring_copy_out_any(&v->ents[idx], ring_seq(v, pos), dst, k, base,
 		m);
 	if (caa_unlikely(m < n))
-		bad |= ring_copy_out_any(v->ents, (uint32_t)pos + 1 + m,
+		bad |= ring_copy_out_any(v->ents, ring_seq(v, pos + m),
 			(void *)ring_at(dst, m, k), k, base, n - m);
 	/* The sequences' loads before the objects' contents. */
 	ring_smp_acquire();

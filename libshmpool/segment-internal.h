@@ -24,7 +24,7 @@
 
 /* "SHMPOOL" and a NUL, read as a little-endian 64-bit number. */
 #define SEG_MAGIC		UINT64_C(0x004c4f4f504d4853)
-#define SEG_ABI_VERSION		5
+#define SEG_ABI_VERSION		6	/* 6: ring sequences made from laps */
 
 #define SEG_FLAG_HUGE		0x1	/* on hugetlbfs */
 /* The huge-page policy the pool was created under (set by shmpoold). */

@@ -140,7 +140,7 @@ seg_init(struct seg_hdr *hdr, const char *name)
 	ring_init(r, hdr->ring_size);
 	/* Every object put, at positions 0 .. obj_count - 1. */
 	for (i = 0; i < hdr->obj_count; i++)
-		r->ents[i] = ring_ent(i + 1, i * unit);
+		r->ents[i] = ring_ent(ring_pos_seq(r->mask, i), i * unit);
 	r->prod_head = hdr->obj_count;
 	/* The magic goes in last: a segment is a shmpool once complete. */
 	cmm_smp_wmb();

@@ -544,7 +544,7 @@ make_holes(struct shmpool *pool, unsigned int m)
 	ck_assert_uint_le(pos + m - uatomic_read(&v->r->cons_head), v->size);
 	ck_assert(ring_claim(&v->r->prod_head, &pos, m));
 	for (q = pos; q < pos + m; q++)
-		v->ents[(uint32_t)q & v->mask] = ring_ent((uint32_t)q + 2, 0);
+		v->ents[(uint32_t)q & v->mask] = ring_ent(ring_seq(v, q) + 1, 0);
 	uatomic_add(&v->r->holes, m);
 }
 

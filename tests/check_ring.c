@@ -66,7 +66,7 @@ ring_set_heads(struct ring_view *v, uint64_t base)
 
 	v->r->prod_head = v->r->cons_head = base;
 	for (q = base; q < base + v->size; q++)
-		v->ents[q & v->mask] = ring_ent((uint32_t)(q + 1 - v->size), 0);
+		v->ents[q & v->mask] = ring_ent(ring_seq(v, q - v->size), 0);
 }
 
 static struct ring_repair_stats
@@ -214,11 +214,11 @@ START_TEST(test_wide_read_checks)
 		e = &s.v.ents[(pos + at[j]) & s.v.mask];
 		good = *e;
 		/* Unwritten: the entry of the lap before. */
-		*e = ring_ent((uint32_t)(pos + at[j]) + 1 - 256, at[j]);
+		*e = ring_ent(ring_seq(&s.v, pos + at[j] - 256), at[j]);
 		ck_assert_msg(ring_read(&s.v, pos, 96, off, RING_OFFS, NULL)
 			== 0, "unwritten entry %u not seen", at[j]);
 		/* A hole. */
-		*e = ring_ent((uint32_t)(pos + at[j]) + 2, at[j]);
+		*e = ring_ent(ring_seq(&s.v, pos + at[j]) + 1, at[j]);
 		ck_assert_msg(ring_read(&s.v, pos, 96, off, RING_OFFS, NULL)
 			== 0, "hole at entry %u not seen", at[j]);
 		*e = good;
@@ -305,12 +305,12 @@ START_TEST(test_short_read_checks)
 			for (j = 0; j < n; j++) {
 				e = &s.v.ents[(pos + j) & s.v.mask];
 				good = *e;
-				*e = ring_ent((uint32_t)(pos + j) + 1 - 64, j);
+				*e = ring_ent(ring_seq(&s.v, pos + j - 64), j);
 				ck_assert_msg(ring_read(&s.v, pos, n, off,
 					RING_OFFS, NULL) == 0,
 					"n %u split %u: unwritten entry %u "
 					"not seen", n, split, j);
-				*e = ring_ent((uint32_t)(pos + j) + 2, j);
+				*e = ring_ent(ring_seq(&s.v, pos + j) + 1, j);
 				ck_assert_msg(ring_read(&s.v, pos, n, off,
 					RING_PTRS, wide_objs) == 0,
 					"n %u split %u: hole at entry %u not "
@@ -353,7 +353,8 @@ START_TEST(test_get_slow)
 	ck_assert_uint_eq(s.v.r->cons_head, pos + 60);
 	/* A hole at position 70 (as shmpoold marks one): 30 from 60 are
 	 * 60..69 and 71..90. */
-	s.v.ents[(pos + 70) & s.v.mask] = ring_ent((uint32_t)(pos + 70) + 2, 0);
+	s.v.ents[(pos + 70) & s.v.mask] = ring_ent(ring_seq(&s.v, pos + 70) +
+		1, 0);
 	uatomic_set(&s.v.r->holes, 1);
 	ck_assert_int_eq(ring_get_slow(&s.v, off, RING_OFFS, NULL, 30,
 		RING_BULK), 30);
@@ -504,8 +505,8 @@ wide_builds(unsigned int *nb)
  * Each build of the long copies, whichever the library picked: every size
  * from RING_WIDE_MIN to 200 with sequences across the 2^32 wrap, pointers
  * (base = the objects) and offsets (base = 0); the entries written are
- * exactly seq + i, ref; nothing is written past them; a wrong sequence at
- * any place is seen.
+ * exactly seq (one lap's), ref; nothing is written past them; a wrong
+ * sequence at any place is seen.
  */
 START_TEST(test_wide_builds)
 {
@@ -535,8 +536,8 @@ START_TEST(test_wide_builds)
 				ck_assert_uint_eq(e[0], 0xdeadbeefcafef00dull);
 				ck_assert_uint_eq(e[m + 1], 0xdeadbeefcafef00dull);
 				for (i = 0; i < m; i++)
-					ck_assert_msg(e[i + 1] == ring_ent(seq +
-						i, i * 7 + m), "%s fill m %u: "
+					ck_assert_msg(e[i + 1] == ring_ent(seq,
+						i * 7 + m), "%s fill m %u: "
 						"entry %u", b[k].name, m, i);
 				ck_assert_uint_eq(b[k].copy_out(e + 1, seq,
 					out + 1, base, m), 0);
@@ -548,12 +549,12 @@ START_TEST(test_wide_builds)
 				for (bad = 0; bad < 3; bad++) {
 					i = bad == 0 ? m - 1 : bad == 1 ? m / 2 : 0;
 					ref = (uint32_t)e[i + 1];
-					e[i + 1] = ring_ent(seq + i + 2, ref);
+					e[i + 1] = ring_ent(seq + 1, ref);
 					ck_assert_msg(b[k].copy_out(e + 1, seq,
 						out + 1, base, m) != 0,
 						"%s copy_out m %u: entry %u "
 						"not checked", b[k].name, m, i);
-					e[i + 1] = ring_ent(seq + i, ref);
+					e[i + 1] = ring_ent(seq, ref);
 				}
 			}
 		}
