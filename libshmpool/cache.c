@@ -27,13 +27,6 @@ _Static_assert(SHMPOOL_CACHE_OBJS_MAX + (1 << 13) +
 _Static_assert(SHMPOOL_CACHE_OBJS_MAX < 1 << 16,
 	"a cache's length does not fit its field of w");
 
-/* Where a call through cache counts: the default cache for none. */
-static inline struct shmpool_cache *
-stats_cache(struct shmpool *pool, struct shmpool_cache *cache)
-{
-	return cache != NULL ? cache : pool->cache;
-}
-
 /*
  * A get or put past the cache counted in its slot: a call and n objects.
  * Two adds, each to its word in place: gcc otherwise pairs them in one
@@ -214,10 +207,10 @@ cache_flush_requested(struct pool_handle *h, struct shmpool_cache *cache)
  * objects follow from w (they left the cache, and not by a flush).
  */
 static int __attribute__((noinline))
-get_bypass_with_cache(struct shmpool *pool, struct pool_handle *h,
-		void **objs, unsigned int n, struct shmpool_cache *cache,
-		struct shmpool_cache *st)
+get_bypass_with_cache(struct pool_handle *h, void **objs, unsigned int n,
+		struct shmpool_cache *cache, struct shmpool_cache *st)
 {
+	struct shmpool *pool = &h->pub;
 	uint64_t w = cache != NULL ? cache->w : 0;
 	uint32_t len = SHMPOOL_W_LEN_(w), i;
 
@@ -241,9 +234,10 @@ get_bypass_with_cache(struct shmpool *pool, struct pool_handle *h,
  * are taken from there.
  */
 static int __attribute__((noinline))
-get_refill(struct shmpool *pool, struct pool_handle *h, void **objs,
-		unsigned int n, struct shmpool_cache *cache)
+get_refill(struct pool_handle *h, void **objs, unsigned int n,
+		struct shmpool_cache *cache)
 {
+	struct shmpool *pool = &h->pub;
 	uint32_t len = shmpool_cache_len_(cache), want = cache->size + n - len;
 
 	if (ring_get(&h->ring, &cache->objs[len], RING_OFFS, NULL, want,
@@ -282,24 +276,29 @@ args_handle(struct shmpool *pool, unsigned int n)
  * try on the ring (ring_get_short()) did not make it.  Out of line, so
  * that the short try, inline in shmpool_generic_get_slow_() and
  * shmpool_generic_put_slow_(), needs no registers saved for after a call.
+ * st is the cache that counts it: cache, or the default one for NULL.
+ * These out-of-line helpers take the attachment h alone, whose pub is
+ * the pool (one register less than both).
  */
 static int __attribute__((noinline))
-get_direct(struct shmpool *pool, struct pool_handle *h, void **objs,
-		unsigned int n, struct shmpool_cache *cache)
+get_direct(struct pool_handle *h, void **objs, unsigned int n,
+		struct shmpool_cache *cache, struct shmpool_cache *st)
 {
-	struct shmpool_cache *st = stats_cache(pool, cache);
+	struct shmpool *pool = &h->pub;
 
 	if (ring_get(&h->ring, objs, RING_PTRS, pool->objbase, n,
 			RING_BULK) <= 0)
-		return get_bypass_with_cache(pool, h, objs, n, cache, st);
+		return get_bypass_with_cache(h, objs, n, cache, st);
 	count_direct(&st->get_direct_bulk, &st->get_direct_objs, n);
 	return 0;
 }
 
 static int __attribute__((noinline))
-put_direct(struct shmpool *pool, struct pool_handle *h,
-		void * const *objs, unsigned int n, struct shmpool_cache *st)
+put_direct(struct pool_handle *h, void * const *objs, unsigned int n,
+		struct shmpool_cache *st)
 {
+	struct shmpool *pool = &h->pub;
+
 	if (ring_put(&h->ring, objs, RING_PTRS, pool->objbase, n,
 			RING_BULK, &st->ring_op) <= 0)
 		return -ENOSPC;
@@ -311,9 +310,11 @@ put_direct(struct shmpool *pool, struct pool_handle *h,
  * n above its size (h: checked arguments).  No fold: the refill does it,
  * and the puts (struct shmpool_cache). */
 static int __attribute__((noinline))
-get_cached(struct shmpool *pool, struct pool_handle *h, void **objs,
-		unsigned int n, struct shmpool_cache *cache)
+get_cached(struct pool_handle *h, void **objs, unsigned int n,
+		struct shmpool_cache *cache)
 {
+	struct shmpool *pool = &h->pub;
+
 	if (caa_unlikely(uatomic_read(&cache->flush_req)))
 		cache_flush_requested(h, cache);
 	/* A hit, if a flush request is all that stopped it and the ring had
@@ -323,8 +324,8 @@ get_cached(struct shmpool *pool, struct pool_handle *h, void **objs,
 		return 0;
 	}
 	if (n <= cache->size)
-		return get_refill(pool, h, objs, n, cache);
-	return get_direct(pool, h, objs, n, cache);
+		return get_refill(h, objs, n, cache);
+	return get_direct(h, objs, n, cache, cache);
 }
 
 /*
@@ -361,12 +362,12 @@ shmpool_generic_get_slow_(struct shmpool *pool, void **objs, unsigned int n,
 	if (caa_unlikely(h == NULL))
 		return -EINVAL;
 	if (cache == NULL)
-		return get_direct(pool, h, objs, n, NULL);
+		return get_direct(h, objs, n, NULL, pool->cache);
 	if (!cache_idle_for(cache, n, cache->size))
-		return get_cached(pool, h, objs, n, cache);
+		return get_cached(h, objs, n, cache);
 	if (caa_unlikely(!ring_get_short(&h->ring, objs, RING_PTRS,
 			pool->objbase, n)))
-		return get_direct(pool, h, objs, n, cache);
+		return get_direct(h, objs, n, cache, cache);
 	count_direct(&cache->get_direct_bulk, &cache->get_direct_objs, n);
 	return 0;
 }
@@ -388,9 +389,10 @@ shmpool_generic_get_slow(struct shmpool *pool, void **objs, unsigned int n,
  * cache_flush()); then push.
  */
 static int __attribute__((noinline))
-put_push(struct shmpool *pool, struct pool_handle *h, void * const *objs,
-		unsigned int n, struct shmpool_cache *cache)
+put_push(struct pool_handle *h, void * const *objs, unsigned int n,
+		struct shmpool_cache *cache)
 {
+	struct shmpool *pool = &h->pub;
 	uint32_t len = shmpool_cache_len_(cache);
 
 	if (n > cache->flushthresh - len) {
@@ -406,15 +408,15 @@ put_push(struct shmpool *pool, struct pool_handle *h, void * const *objs,
 
 /* What the inline put did not do, with a cache (see get_cached()). */
 static int __attribute__((noinline))
-put_cached(struct shmpool *pool, struct pool_handle *h, void * const *objs,
-		unsigned int n, struct shmpool_cache *cache)
+put_cached(struct pool_handle *h, void * const *objs, unsigned int n,
+		struct shmpool_cache *cache)
 {
 	cache_fold(cache);
 	if (caa_unlikely(uatomic_read(&cache->flush_req)))
 		cache_flush_requested(h, cache);
 	if (n <= cache->flushthresh)
-		return put_push(pool, h, objs, n, cache);
-	return put_direct(pool, h, objs, n, cache);
+		return put_push(h, objs, n, cache);
+	return put_direct(h, objs, n, cache);
 }
 
 /* What the inline put did not do (see shmpool_generic_get_slow_()). */
@@ -427,12 +429,12 @@ shmpool_generic_put_slow_(struct shmpool *pool, void * const *objs,
 	if (caa_unlikely(h == NULL))
 		return -EINVAL;
 	if (cache == NULL)
-		return put_direct(pool, h, objs, n, pool->cache);
+		return put_direct(h, objs, n, pool->cache);
 	if (!cache_idle_for(cache, n, cache->flushthresh))
-		return put_cached(pool, h, objs, n, cache);
+		return put_cached(h, objs, n, cache);
 	if (caa_unlikely(!ring_put_short(&h->ring, objs, RING_PTRS,
 			pool->objbase, n, &cache->ring_op)))
-		return put_direct(pool, h, objs, n, cache);
+		return put_direct(h, objs, n, cache);
 	count_direct(&cache->put_direct_bulk, &cache->put_direct_objs, n);
 	return 0;
 }
