@@ -276,18 +276,23 @@ args_handle(struct shmpool *pool, unsigned int n)
  * try on the ring (ring_get_short()) did not make it.  Out of line, so
  * that the short try, inline in shmpool_generic_get_slow_() and
  * shmpool_generic_put_slow_(), needs no registers saved for after a call.
- * st is the cache that counts it: cache, or the default one for NULL.
- * These out-of-line helpers take the attachment h alone, whose pub is
- * the pool (one register less than both).
+ * It counts in cache, or in the default one for NULL (put_direct() in
+ * st, which its caller chose).  These out-of-line helpers take the
+ * attachment h alone, whose pub is the pool (one register less than
+ * both).
  */
 static int __attribute__((noinline))
 get_direct(struct pool_handle *h, void **objs, unsigned int n,
-		struct shmpool_cache *cache, struct shmpool_cache *st)
+		struct shmpool_cache *cache)
 {
 	struct shmpool *pool = &h->pub;
+	int ok = ring_get(&h->ring, objs, RING_PTRS, pool->objbase, n,
+		RING_BULK) > 0;
+	/* Chosen after the ring's operation, so that only cache is kept
+	 * through it. */
+	struct shmpool_cache *st = cache != NULL ? cache : pool->cache;
 
-	if (ring_get(&h->ring, objs, RING_PTRS, pool->objbase, n,
-			RING_BULK) <= 0)
+	if (caa_unlikely(!ok))
 		return get_bypass_with_cache(h, objs, n, cache, st);
 	count_direct(&st->get_direct_bulk, &st->get_direct_objs, n);
 	return 0;
@@ -325,7 +330,7 @@ get_cached(struct pool_handle *h, void **objs, unsigned int n,
 	}
 	if (n <= cache->size)
 		return get_refill(h, objs, n, cache);
-	return get_direct(h, objs, n, cache, cache);
+	return get_direct(h, objs, n, cache);
 }
 
 /*
@@ -362,12 +367,12 @@ shmpool_generic_get_slow_(struct shmpool *pool, void **objs, unsigned int n,
 	if (caa_unlikely(h == NULL))
 		return -EINVAL;
 	if (cache == NULL)
-		return get_direct(h, objs, n, NULL, pool->cache);
+		return get_direct(h, objs, n, NULL);
 	if (!cache_idle_for(cache, n, cache->size))
 		return get_cached(h, objs, n, cache);
 	if (caa_unlikely(!ring_get_short(&h->ring, objs, RING_PTRS,
 			pool->objbase, n)))
-		return get_direct(h, objs, n, cache, cache);
+		return get_direct(h, objs, n, cache);
 	count_direct(&cache->get_direct_bulk, &cache->get_direct_objs, n);
 	return 0;
 }
