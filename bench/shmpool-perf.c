@@ -115,7 +115,8 @@ static const char help_text[] =
 	"                     ring_mt_rts or ring_mt_hts\n"
 	"  --smoke            one case, 1 s: cache 512, 1 worker, bulk 32, keep 128\n"
 	"  --list             print the cases and how long they would take\n"
-	"  -v, --verbose      each run's rates, the pool and DPDK's EAL, on stderr\n"
+	"  -v, --verbose      on stderr: the pool, DPDK's EAL, each run's rates\n"
+	"                     and each shmpool worker's objects and time\n"
 	"\n"
 	"A case whose keep is not a multiple of both bulk sizes is left out.\n"
 	"All cases share one pool, of the largest workers x (largest keep +\n"
@@ -717,6 +718,9 @@ sp_run(const struct perf_case *c, double *rate)
 			return -1;
 		}
 		sum += (double)res->count * 1e9 / (double)res->ns;
+		if (setup.verbose)
+			fprintf(stderr, "  worker %u: %" PRIu64 " objects in %"
+				PRIu64 " ns\n", i, res->count, res->ns);
 	}
 	if (sum == 0) {
 		fprintf(stderr, "%s: no worker counted anything\n", progname);
