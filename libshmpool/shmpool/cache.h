@@ -255,10 +255,11 @@ shmpool_ptr_to_ref_(const struct shmpool *pool, const void *obj)
  * it unrolled became scalar and half-vector moves (docs/PERFORMANCE.md,
  * commit 3b009a1: bulk 4, 1092 -> 1280 M objects/s).
  */
-/* A constant n from this up goes as a run-time one (the call, or where
- * there is none the loops made once for every size): no code is made
- * for a large size alone.  Equal to SHMPOOL_COPY_CALL_MIN_, so that a
- * constant size either stays inline or takes the call. */
+/* A constant n from this up takes the call, with none of the run-time
+ * size's tests; where there is no call it goes as a run-time one (the
+ * loops made once for every size): no code is made for a large size
+ * alone.  Equal to SHMPOOL_COPY_CALL_MIN_, so that a constant size either
+ * stays inline or takes the call. */
 #define SHMPOOL_COPY_CONST_MAX_	32
 
 #if defined(__GNUC__) && UINTPTR_MAX == UINT64_MAX
@@ -343,6 +344,12 @@ SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
 #define SHMPOOL_HIT_COPY_(dst, src, n, op, call, b) do {		\
 	unsigned int m_ = (n);						\
 									\
+	/* A constant that takes the call takes it with no test: the	\
+	 * tests below are the run-time size's. */			\
+	if (__builtin_constant_p(n) && SHMPOOL_COPY_CALL_ &&		\
+			(n) >= SHMPOOL_COPY_CALL_MIN_) {		\
+		SHMPOOL_COPY_CALL_IF_(dst, src, m_, call, b)		\
+	}								\
 	if (!__builtin_constant_p(n) || (n) >= SHMPOOL_COPY_CONST_MAX_)	\
 		SHMPOOL_OPAQUE_(m_);					\
 	/* One object first: the commonest size, before the call's	\
