@@ -387,11 +387,12 @@ ring_copy_out_pairs(const uint64_t *restrict e, uint32_t seq,
 	v4u32 hi;
 	unsigned int i;
 
+	/* x ^ sq is the entry's reference where its sequence is seq (and
+	 * anything where it is not: dst is then not the result). */
 #define RING_COPY2(i)							\
-	(x = *(const shmpool_v2_ *)(e + (i)),				\
-	 bad |= x ^ sq,							\
-	 *(shmpool_v2_ *)(dst + (i)) =					\
-		((x & UINT32_MAX) << SHMPOOL_REF_SHIFT) + b)
+	(x = *(const shmpool_v2_ *)(e + (i)) ^ sq,			\
+	 bad |= x,							\
+	 *(shmpool_v2_ *)(dst + (i)) = (x << SHMPOOL_REF_SHIFT) + b)
 	/* The last pair ends at m whatever m is: no branch on whether m
 	 * is odd, which a size the branch predictor cannot learn would
 	 * mispredict every other time. */
