@@ -11,16 +11,93 @@
 #include "ring.h"
 
 /*
- * The long copies, built twice: for AVX2 and for the baseline, the one
- * for this CPU picked when the library is loaded (copy.c).  Pointers and
- * offsets are the same loop (ring_src_ref(), ring_dst_set()): an offset
- * is a pointer with a base of 0.  The arrays never overlap: restrict, so
- * that the loops go without a run-time overlap check.
+ * The long copies (m >= RING_WIDE_MIN), built twice: for AVX2 and for the
+ * baseline, the one for this CPU picked when the library is loaded
+ * (copy.c).  Pointers and offsets are the same code: an offset is a
+ * pointer with a base of 0.  The arrays never overlap (restrict).
+ *
+ * Four entries a vector, four vectors a turn.  Every entry of one copy
+ * has the sequence seq (one lap), so a read checks and converts in one
+ * step: an entry xor seq in its high half is the reference alone where
+ * the sequence is seq, and the high halves of all of them or-ed together
+ * are 0 only if every one is.  A read ends with four entries placed to
+ * end exactly at m, reading some twice (both reads are checked, the
+ * second's copy is the one left); a write ends with a pair and one entry,
+ * as it must not write an entry twice (see RING_PAIRS in ring.h).  Each
+ * 64-bit element of a vector is read or written whole.
  */
-#define RING_WIDE_FILL_BODY \
-	ring_fill(e, seq, src, RING_PTRS, (const char *)(uintptr_t)base, m)
-#define RING_WIDE_COPY_OUT_BODY \
-	return ring_copy_out(e, seq, dst, RING_PTRS, (char *)(uintptr_t)base, m)
+typedef uint64_t ring_v4 __attribute__((vector_size(32), aligned(8),
+	may_alias));
+typedef uint64_t ring_v2 __attribute__((vector_size(16), aligned(8),
+	may_alias));
+#define RING_V4(p, i)	(*(ring_v4 *)((p) + (i)))
+#define RING_CV4(p, i)	(*(const ring_v4 *)((p) + (i)))
+#define RING_V2(p, i)	(*(ring_v2 *)((p) + (i)))
+#define RING_CV2(p, i)	(*(const ring_v2 *)((p) + (i)))
+#define RING_TURN4(OP, i) do {						\
+	OP(i);								\
+	OP((i) + 4);							\
+	OP((i) + 8);							\
+	OP((i) + 12);							\
+} while (0)
+
+static inline __attribute__((always_inline)) void
+ring_fill_v4(uint64_t *restrict e, uint32_t seq,
+		const uint64_t *restrict src, uint64_t base, unsigned int m)
+{
+	const uint64_t s1 = (uint64_t)seq << 32;
+	const ring_v4 s = { s1, s1, s1, s1 }, b = { base, base, base, base };
+	const uint64_t *last16 = src + (m & ~15U), *last4 = src + (m & ~3U);
+
+#define RING_FILL4(i)							\
+	(RING_V4(e, i) = s |						\
+	 (((RING_CV4(src, i) - b) >> SHMPOOL_REF_SHIFT) & UINT32_MAX))
+	for (; src < last16; src += 16, e += 16)
+		RING_TURN4(RING_FILL4, 0);
+	for (; src < last4; src += 4, e += 4)
+		RING_FILL4(0);
+#undef RING_FILL4
+	if (m & 2) {
+		const ring_v2 s2 = { s1, s1 }, b2 = { base, base };
+
+		RING_V2(e, 0) = s2 | (((RING_CV2(src, 0) - b2) >>
+			SHMPOOL_REF_SHIFT) & UINT32_MAX);
+		src += 2;
+		e += 2;
+	}
+	if (m & 1)
+		*e = s1 | (uint32_t)((*src - base) >> SHMPOOL_REF_SHIFT);
+}
+
+static inline __attribute__((always_inline)) uint32_t
+ring_copy_out_v4(const uint64_t *restrict e, uint32_t seq,
+		uint64_t *restrict dst, uint64_t base, unsigned int m)
+{
+	const uint64_t s1 = (uint64_t)seq << 32;
+	const ring_v4 s = { s1, s1, s1, s1 }, b = { base, base, base, base };
+	const uint64_t *p = e, *last16 = e + (m & ~15U), *last4 = e + m - 4;
+	uint64_t *d = dst;
+	ring_v4 bad = { 0, 0, 0, 0 }, x;
+
+#define RING_COPY4(p, d, i)						\
+	(x = RING_CV4(p, i) ^ s,					\
+	 bad |= x,							\
+	 RING_V4(d, i) = (x << SHMPOOL_REF_SHIFT) + b)
+#define RING_COPY4_(i)	RING_COPY4(p, d, i)
+	for (; p < last16; p += 16, d += 16)
+		RING_TURN4(RING_COPY4_, 0);
+	if (m & 15) {
+		for (; p < last4; p += 4, d += 4)
+			RING_COPY4(p, d, 0);
+		RING_COPY4(e, dst, m - 4);
+	}
+#undef RING_COPY4_
+#undef RING_COPY4
+	return (uint32_t)((bad[0] | bad[1] | bad[2] | bad[3]) >> 32);
+}
+
+#define RING_WIDE_FILL_BODY ring_fill_v4(e, seq, src, base, m)
+#define RING_WIDE_COPY_OUT_BODY return ring_copy_out_v4(e, seq, dst, base, m)
 
 void
 ring_fill_wide_base(uint64_t *restrict e, uint32_t seq,

@@ -292,10 +292,11 @@ ring_fill(uint64_t *restrict e, uint32_t seq, const void *restrict src,
 }
 
 /*
- * ring.c: ring_fill() and ring_copy_out() of m >= RING_WIDE_MIN 64-bit
- * elements (pointers, base = objbase; offsets, base = 0), resolved when
- * the library is loaded to a build for the CPU's widest vectors (AVX2),
- * which the inline copies, built for the baseline, cannot use.
+ * ring.c: what ring_fill() and ring_copy_out() do, for m >=
+ * RING_WIDE_MIN 64-bit elements (pointers, base = objbase; offsets, base
+ * = 0), resolved when the library is loaded to a build for the CPU's
+ * widest vectors (AVX2), which the inline copies, built for the
+ * baseline, cannot use.
  */
 #define RING_WIDE_MIN		32
 typedef void ring_fill_wide_fn(uint64_t *restrict e, uint32_t seq,

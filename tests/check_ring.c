@@ -461,7 +461,7 @@ wide_builds(unsigned int *nb)
  * from RING_WIDE_MIN to 200 with sequences across the 2^32 wrap, pointers
  * (base = the objects) and offsets (base = 0); the entries written are
  * exactly seq (one lap's), ref; nothing is written past them; a wrong
- * sequence at any place is seen.
+ * sequence at every place is seen.
  */
 START_TEST(test_wide_builds)
 {
@@ -500,9 +500,11 @@ START_TEST(test_wide_builds)
 				ck_assert_uint_eq(out[m + 1],
 					0xdeadbeefcafef00dull);
 				ck_assert(memcmp(out + 1, words, m * 8) == 0);
-				/* One wrong sequence, at i = m - 1, m / 2, 0. */
-				for (bad = 0; bad < 3; bad++) {
-					i = bad == 0 ? m - 1 : bad == 1 ? m / 2 : 0;
+				/* One wrong sequence, at each place in turn:
+				 * in the vectors, the turns of four, the
+				 * last four read twice. */
+				for (bad = 0; bad < m; bad++) {
+					i = bad;
 					ref = (uint32_t)e[i + 1];
 					e[i + 1] = ring_ent(seq + 1, ref);
 					ck_assert_msg(b[k].copy_out(e + 1, seq,
