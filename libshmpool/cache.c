@@ -337,16 +337,17 @@ get_cached(struct pool_handle *h, void **objs, unsigned int n,
  * Whether a get or put of n through cache (not NULL) goes to the ring
  * alone with nothing for the cache to do first: n is above what it takes
  * (limit: size for a get, flushthresh for a put) while it is empty, has
- * no counts to fold (w == 0) and no flush to make.  The whole of every
- * get and put through a cache of size 0, the attachment's default where
- * the pool has none.
+ * no counts to fold (w == 0) and no flush to make.  Always, for a cache
+ * of size 0 (the attachment's default where the pool has none), tested
+ * first and alone: it never holds an object nor counts a hit, so its w
+ * stays 0, and shmpoold never asks it to flush.
  */
 static inline int
 cache_idle_for(const struct shmpool_cache *cache, unsigned int n,
 		uint32_t limit)
 {
-	return n > limit && cache->w == 0 &&
-		uatomic_read(&cache->flush_req) == 0;
+	return cache->size == 0 || (n > limit && cache->w == 0 &&
+		uatomic_read(&cache->flush_req) == 0);
 }
 
 /*

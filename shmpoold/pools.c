@@ -808,7 +808,10 @@ pool_flush(struct pool *p, uint32_t slot, unsigned int *cached, char *err,
 		}
 		return 1;
 	}
-	uatomic_set(&s->cache.flush_req, 1);
+	/* A cache of size 0 never holds an object, and its owner never
+	 * looks at the request (libshmpool's cache_idle_for()). */
+	if (uatomic_read(&s->cache.size) != 0)
+		uatomic_set(&s->cache.flush_req, 1);
 	log_msg(LOG_INFO, "pool '%s': slot %u (pid %ld) asked to flush its "
 		"%u cached objects", p->name, slot, (long)pid, *cached);
 	return 0;

@@ -1661,6 +1661,56 @@ START_TEST(test_empty_packet)
 }
 END_TEST
 
+/*
+ * flush of a cache of size 0 (a process attached with cache 0 to a pool
+ * with caches): answered, with nothing cached, and no request set, as
+ * its owner never looks at one; its gets and puts go on past it.  A
+ * cache of 32 beside it gets the request.
+ */
+START_TEST(test_flush_size_zero)
+{
+	struct shmpool *pool, *other;
+	struct shmpool_cache *c, *c32;
+	char req[96], want[96];
+	void *objs[4];
+	const char *r;
+	struct daemon d;
+
+	d_init(&d, "flush0");
+	d_start(&d);
+	r = ask(&d, "create name=p objects=1024 object-size=64 cache=32");
+	ck_assert_prefix(r, "shmpool/1 ok name=p ");
+	pool = attach_cache("p", 0);
+	other = attach_cache("p", 32);
+	c = shmpool_default_cache(pool);
+	c32 = shmpool_default_cache(other);
+	ck_assert_uint_eq(c->size, 0);
+	ck_assert_uint_eq(c32->size, 32);
+
+	snprintf(req, sizeof(req), "flush name=p slot=%u",
+		shmpool_cache_slot(c));
+	snprintf(want, sizeof(want), "shmpool/1 ok name=p slot=%u "
+		"state=requested cached=0", shmpool_cache_slot(c));
+	r = ask(&d, "%s", req);
+	ck_assert_str_eq(r, want);
+	ck_assert_uint_eq(uatomic_read(&c->flush_req), 0);
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 4), 0);
+	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 4), 0);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 0);
+	ck_assert_uint_eq(c->w, 0);
+
+	snprintf(req, sizeof(req), "flush name=p slot=%u",
+		shmpool_cache_slot(c32));
+	r = ask(&d, "%s", req);
+	ck_assert_kv(r, "state", "requested");
+	ck_assert_uint_eq(uatomic_read(&c32->flush_req), 1);
+
+	ck_assert_int_eq(shmpool_detach(other), 0);
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+	d_finish(&d);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* 5. Credentials: nobody may not create or destroy, nor attach to a 0660
  * pool of root's. */
@@ -3081,6 +3131,7 @@ daemon_suite(void)
 	tcase_add_test(tc, test_kill_daemon);
 	tcase_add_test(tc, test_bad_requests);
 	tcase_add_test(tc, test_empty_packet);
+	tcase_add_test(tc, test_flush_size_zero);
 	tcase_add_test(tc, test_other_version);
 	tcase_add_test(tc, test_credentials);
 	tcase_add_test(tc, test_huge_without_mount);
