@@ -129,6 +129,7 @@ shmpool_stats_read(const struct shmpool *pool, int slot,
 		struct shmpool_stats *st)
 {
 	const struct pool_handle *h;
+	uint64_t owner;
 	uint32_t i;
 
 	if (pool == NULL || st == NULL)
@@ -147,10 +148,20 @@ shmpool_stats_read(const struct shmpool *pool, int slot,
 	default:
 		if (slot < 0 || (uint32_t)slot >= h->nb_slots)
 			return -EINVAL;
-		if (SLOT_STATE(uatomic_read(&h->slots[slot].owner)) !=
-				SEG_SLOT_CLAIMED)
+		owner = uatomic_read(&h->slots[slot].owner);
+		if (SLOT_STATE(owner) != SEG_SLOT_CLAIMED)
 			return -ENOENT;
+		cmm_smp_rmb();
 		cache_stats_add(st, &h->slots[slot].cache);
+		/* A slot is given back (pool.c: slot_retire(), shmpoold's
+		 * reclaim) by leaving CLAIMED first, then folding its
+		 * counters into the retired totals and clearing them: if it
+		 * is still the same claim, what was read came before. */
+		cmm_smp_rmb();
+		if (uatomic_read(&h->slots[slot].owner) != owner) {
+			memset(st, 0, sizeof(*st));
+			return -ENOENT;
+		}
 		return 0;
 	}
 }
