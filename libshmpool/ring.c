@@ -22,18 +22,14 @@
  * the sequence is seq, and the high halves of all of them or-ed together
  * are 0 only if every one is.  A read ends with four entries placed to
  * end exactly at m, reading some twice (both reads are checked, the
- * second's copy is the one left); a write ends with a pair and one entry,
- * as it must not write an entry twice (see RING_PAIRS in ring.h).  Each
+ * second's copy is the one left); a write ends as a short write, as it
+ * must not write an entry twice (see RING_PAIRS in ring.h).  Each
  * 64-bit element of a vector is read or written whole.
  */
 typedef uint64_t ring_v4 __attribute__((vector_size(32), aligned(8),
 	may_alias));
-typedef uint64_t ring_v2 __attribute__((vector_size(16), aligned(8),
-	may_alias));
 #define RING_V4(p, i)	(*(ring_v4 *)((p) + (i)))
 #define RING_CV4(p, i)	(*(const ring_v4 *)((p) + (i)))
-#define RING_V2(p, i)	(*(ring_v2 *)((p) + (i)))
-#define RING_CV2(p, i)	(*(const ring_v2 *)((p) + (i)))
 #define RING_TURN4(OP, i) do {						\
 	OP(i);								\
 	OP((i) + 4);							\
@@ -57,16 +53,13 @@ ring_fill_v4(uint64_t *restrict e, uint32_t seq,
 	for (; src < last4; src += 4, e += 4)
 		RING_FILL4(0);
 #undef RING_FILL4
-	if (m & 2) {
-		const ring_v2 s2 = { s1, s1 }, b2 = { base, base };
-
-		RING_V2(e, 0) = s2 | (((RING_CV2(src, 0) - b2) >>
-			SHMPOOL_REF_SHIFT) & UINT32_MAX);
-		src += 2;
-		e += 2;
-	}
-	if (m & 1)
-		*e = s1 | (uint32_t)((*src - base) >> SHMPOOL_REF_SHIFT);
+	/* The last m % 4 as a short write makes them. */
+#if RING_PAIRS
+	ring_fill_pairs(e, seq, src, base, m & 3);
+#else
+	ring_fill(e, seq, src, RING_PTRS, (const char *)(uintptr_t)base,
+		m & 3);
+#endif
 }
 
 static inline __attribute__((always_inline)) uint32_t
@@ -79,38 +72,36 @@ ring_copy_out_v4(const uint64_t *restrict e, uint32_t seq,
 	uint64_t *d = dst;
 	ring_v4 bad = { 0, 0, 0, 0 }, x;
 
-#define RING_COPY4(p, d, i)						\
+#define RING_COPY4(i)							\
 	(x = RING_CV4(p, i) ^ s,					\
 	 bad |= x,							\
 	 RING_V4(d, i) = (x << SHMPOOL_REF_SHIFT) + b)
-#define RING_COPY4_(i)	RING_COPY4(p, d, i)
 	for (; p < last16; p += 16, d += 16)
-		RING_TURN4(RING_COPY4_, 0);
+		RING_TURN4(RING_COPY4, 0);
 	if (m & 15) {
 		for (; p < last4; p += 4, d += 4)
-			RING_COPY4(p, d, 0);
-		RING_COPY4(e, dst, m - 4);
+			RING_COPY4(0);
+		p = last4;
+		d = dst + m - 4;
+		RING_COPY4(0);
 	}
-#undef RING_COPY4_
 #undef RING_COPY4
 	return (uint32_t)((bad[0] | bad[1] | bad[2] | bad[3]) >> 32);
 }
 
-#define RING_WIDE_FILL_BODY ring_fill_v4(e, seq, src, base, m)
-#define RING_WIDE_COPY_OUT_BODY return ring_copy_out_v4(e, seq, dst, base, m)
 
 void
 ring_fill_wide_base(uint64_t *restrict e, uint32_t seq,
 		const uint64_t *restrict src, uint64_t base, unsigned int m)
 {
-	RING_WIDE_FILL_BODY;
+	ring_fill_v4(e, seq, src, base, m);
 }
 
 uint32_t
 ring_copy_out_wide_base(const uint64_t *restrict e, uint32_t seq,
 		uint64_t *restrict dst, uint64_t base, unsigned int m)
 {
-	RING_WIDE_COPY_OUT_BODY;
+	return ring_copy_out_v4(e, seq, dst, base, m);
 }
 
 #if RING_WIDE_AVX2
@@ -118,14 +109,14 @@ void __attribute__((target("avx2")))
 ring_fill_wide_avx2(uint64_t *restrict e, uint32_t seq,
 		const uint64_t *restrict src, uint64_t base, unsigned int m)
 {
-	RING_WIDE_FILL_BODY;
+	ring_fill_v4(e, seq, src, base, m);
 }
 
 uint32_t __attribute__((target("avx2")))
 ring_copy_out_wide_avx2(const uint64_t *restrict e, uint32_t seq,
 		uint64_t *restrict dst, uint64_t base, unsigned int m)
 {
-	RING_WIDE_COPY_OUT_BODY;
+	return ring_copy_out_v4(e, seq, dst, base, m);
 }
 
 COPY_IFUNC_RESOLVE(ring_fill_wide, ring_fill_wide_fn)

@@ -344,13 +344,10 @@ SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
 #define SHMPOOL_HIT_COPY_(dst, src, n, op, call, b) do {		\
 	unsigned int m_ = (n);						\
 									\
-	/* A constant that takes the call takes it with no test: the	\
-	 * tests below are the run-time size's. */			\
-	if (__builtin_constant_p(n) && SHMPOOL_COPY_CALL_ &&		\
-			(n) >= SHMPOOL_COPY_CALL_MIN_) {		\
-		SHMPOOL_COPY_CALL_IF_(dst, src, m_, call, b)		\
-	}								\
-	if (!__builtin_constant_p(n) || (n) >= SHMPOOL_COPY_CONST_MAX_)	\
+	/* A large constant stays one where it takes the call, so that	\
+	 * the tests below fold to the call alone. */			\
+	if (!__builtin_constant_p(n) ||					\
+	    (!SHMPOOL_COPY_CALL_ && (n) >= SHMPOOL_COPY_CONST_MAX_))	\
 		SHMPOOL_OPAQUE_(m_);					\
 	/* One object first: the commonest size, before the call's	\
 	 * test, which it would otherwise pass through too. */		\
