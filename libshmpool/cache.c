@@ -271,31 +271,44 @@ args_handle(struct shmpool *pool, unsigned int n)
 }
 
 /*
- * A get or put past the cache (counted in st): with no cache (NULL), n
- * above its size, or past an idle cache (cache_idle_for()) when the short
- * try on the ring (ring_get_short()) did not make it.  Out of line, so
- * that the short try, inline in shmpool_generic_get_slow_() and
- * shmpool_generic_put_slow_(), needs no registers saved for after a call.
- * It counts in cache, or in the default one for NULL (put_direct() in
- * st, which its caller chose).  These out-of-line helpers take the
- * attachment h alone, whose pub is the pool (one register less than
- * both).
+ * A get or put past the cache: with no cache (NULL), n above its size, or
+ * past an idle cache (cache_idle_for()) when n is not short (ring_short())
+ * or the short try on the ring (ring_get_short()) did not make it.  Out
+ * of line, so that the short try, inline in shmpool_generic_get_slow_()
+ * and shmpool_generic_put_slow_(), needs no registers saved for after a
+ * call.  Counted in st: the cache itself, or the default one for a get or
+ * put with none (get_nocache(); put_direct() in the st its caller
+ * chose).  These out-of-line helpers take the attachment h alone, whose
+ * pub is the pool (one register less than both).
  */
+static inline __attribute__((always_inline)) int
+get_direct_in(struct pool_handle *h, void **objs, unsigned int n,
+		struct shmpool_cache *cache, struct shmpool_cache *st)
+{
+	struct shmpool *pool = &h->pub;
+
+	if (caa_unlikely(ring_get(&h->ring, objs, RING_PTRS, pool->objbase, n,
+			RING_BULK) <= 0))
+		return get_bypass_with_cache(h, objs, n, cache, st);
+	count_direct(&st->get_direct_bulk, &st->get_direct_objs, n);
+	return 0;
+}
+
+/* Through cache (not NULL), counted there. */
 static int __attribute__((noinline))
 get_direct(struct pool_handle *h, void **objs, unsigned int n,
 		struct shmpool_cache *cache)
 {
-	struct shmpool *pool = &h->pub;
-	int ok = ring_get(&h->ring, objs, RING_PTRS, pool->objbase, n,
-		RING_BULK) > 0;
-	/* Chosen after the ring's operation, so that only cache is kept
-	 * through it. */
-	struct shmpool_cache *st = cache != NULL ? cache : pool->cache;
+	return get_direct_in(h, objs, n, cache, cache);
+}
 
-	if (caa_unlikely(!ok))
-		return get_bypass_with_cache(h, objs, n, cache, st);
-	count_direct(&st->get_direct_bulk, &st->get_direct_objs, n);
-	return 0;
+/* With no cache: counted in the default one, whose objects it leaves
+ * alone.  Kept apart from get_direct() so that neither tests which cache
+ * to count in. */
+static int __attribute__((noinline))
+get_nocache(struct pool_handle *h, void **objs, unsigned int n)
+{
+	return get_direct_in(h, objs, n, NULL, h->pub.cache);
 }
 
 static int __attribute__((noinline))
@@ -352,10 +365,12 @@ cache_idle_for(const struct shmpool_cache *cache, unsigned int n,
 
 /*
  * What the inline get did not do: a bad n, a get with no cache (NULL:
- * get_direct()), and all that a cache needs (get_cached()); here, the get
+ * get_nocache()), and all that a cache needs (get_cached()); here, the get
  * past an idle cache (cache_idle_for()), the whole of a get through a
  * cache of size 0 (the default one of a pool without caches), with
- * nothing else in the function, so that it takes few registers.  NULL
+ * nothing else in the function, so that it takes few registers.  A long
+ * n (not short: ring_short()) leaves before the short try, which then
+ * needs no test of its size and saves no register for that way.  NULL
  * goes the longer way so that this one need not test cache again to
  * count.  pool and objs are not NULL (the inline get tested them).
  */
@@ -368,9 +383,11 @@ shmpool_generic_get_slow_(struct shmpool *pool, void **objs, unsigned int n,
 	if (caa_unlikely(h == NULL))
 		return -EINVAL;
 	if (cache == NULL)
-		return get_direct(h, objs, n, NULL);
+		return get_nocache(h, objs, n);
 	if (!cache_idle_for(cache, n, cache->size))
 		return get_cached(h, objs, n, cache);
+	if (caa_unlikely(n >= RING_WIDE_MIN))
+		return get_direct(h, objs, n, cache);
 	if (caa_unlikely(!ring_get_short(&h->ring, objs, RING_PTRS,
 			pool->objbase, n)))
 		return get_direct(h, objs, n, cache);
@@ -438,6 +455,8 @@ shmpool_generic_put_slow_(struct shmpool *pool, void * const *objs,
 		return put_direct(h, objs, n, pool->cache);
 	if (!cache_idle_for(cache, n, cache->flushthresh))
 		return put_cached(h, objs, n, cache);
+	if (caa_unlikely(n >= RING_WIDE_MIN))
+		return put_direct(h, objs, n, cache);
 	if (caa_unlikely(!ring_put_short(&h->ring, objs, RING_PTRS,
 			pool->objbase, n, &cache->ring_op)))
 		return put_direct(h, objs, n, cache);

@@ -373,7 +373,8 @@ ring_fill_pairs(uint64_t *restrict e, uint32_t seq,
 	for (i = 0; i + 1 < m; i += 2)
 		RING_FILL2(i);
 #undef RING_FILL2
-	if (m & 1)
+	/* Odd counts out of line: bulks are mostly even (powers of two). */
+	if (caa_unlikely(m & 1))
 		e[m - 1] = ring_ent(seq, (uint32_t)((src[m - 1] - base) >>
 			SHMPOOL_REF_SHIFT));
 }
