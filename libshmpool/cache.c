@@ -369,8 +369,10 @@ cache_idle_for(const struct shmpool_cache *cache, unsigned int n,
  * past an idle cache (cache_idle_for()), the whole of a get through a
  * cache of size 0 (the default one of a pool without caches), with
  * nothing else in the function, so that it takes few registers.  A long
- * n (not short: ring_short()) leaves before the short try, which then
- * needs no test of its size and saves no register for that way.  NULL
+ * n (ring_short_n()) leaves here, before the short try: that try's own
+ * test of n comes after the loads of its arguments, for which gcc then
+ * saves a register on the long way too (tried: 4 more instructions per
+ * get of 32).  NULL
  * goes the longer way so that this one need not test cache again to
  * count.  pool and objs are not NULL (the inline get tested them).
  */
@@ -386,7 +388,7 @@ shmpool_generic_get_slow_(struct shmpool *pool, void **objs, unsigned int n,
 		return get_nocache(h, objs, n);
 	if (!cache_idle_for(cache, n, cache->size))
 		return get_cached(h, objs, n, cache);
-	if (caa_unlikely(n >= RING_WIDE_MIN))
+	if (caa_unlikely(!ring_short_n(n)))
 		return get_direct(h, objs, n, cache);
 	if (caa_unlikely(!ring_get_short(&h->ring, objs, RING_PTRS,
 			pool->objbase, n)))
@@ -455,7 +457,7 @@ shmpool_generic_put_slow_(struct shmpool *pool, void * const *objs,
 		return put_direct(h, objs, n, pool->cache);
 	if (!cache_idle_for(cache, n, cache->flushthresh))
 		return put_cached(h, objs, n, cache);
-	if (caa_unlikely(n >= RING_WIDE_MIN))
+	if (caa_unlikely(!ring_short_n(n)))
 		return put_direct(h, objs, n, cache);
 	if (caa_unlikely(!ring_put_short(&h->ring, objs, RING_PTRS,
 			pool->objbase, n, &cache->ring_op)))

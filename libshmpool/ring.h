@@ -480,15 +480,22 @@ ring_copy_out_any(const uint64_t *e, uint32_t seq, void *dst,
 
 /*
  * Whether n entries from pos make a short copy: fewer than RING_WIDE_MIN
- * (in pairs, or one), within the array: no call and few registers.
+ * (in pairs, or one: ring_short_n()), within the array: no call and few
+ * registers.
  * ring_put_short() and ring_get_short() make only those, for the caller
  * to inline as the whole of a put or get through an idle cache (the
  * default one, of size 0, of a pool without caches).
  */
 static inline int
+ring_short_n(unsigned int n)
+{
+	return n < RING_WIDE_MIN;
+}
+
+static inline int
 ring_short(const struct ring_view *v, uint64_t pos, unsigned int n)
 {
-	return n < RING_WIDE_MIN && n <= v->size - ((uint32_t)pos & v->mask);
+	return ring_short_n(n) && n <= v->size - ((uint32_t)pos & v->mask);
 }
 
 /* Write the n short entries from position pos (see ring_short()). */
