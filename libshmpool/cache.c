@@ -372,9 +372,9 @@ cache_idle_for(const struct shmpool_cache *cache, unsigned int n,
  * n (ring_short_n()) leaves here, before the short try: that try's own
  * test of n comes after the loads of its arguments, for which gcc then
  * saves a register on the long way too (tried: 4 more instructions per
- * get of 32).  NULL
- * goes the longer way so that this one need not test cache again to
- * count.  pool and objs are not NULL (the inline get tested them).
+ * get of 32).  NULL goes the longer way so that this one need not test
+ * cache again to count.  pool and objs are not NULL (the inline get
+ * tested them).
  */
 int
 shmpool_generic_get_slow_(struct shmpool *pool, void **objs, unsigned int n,
