@@ -32,7 +32,10 @@
  * user-owned cache on the pool without one).  With --repeat, rate_persec
  * is the median.  With --vs-dpdk, each case also runs on rte_mempool
  * (bench/dpdk-perf.c), the two taking turns --repeat times, and the line
- * ends "dpdk_rate=N ratio=R": the medians, and the first over the second.
+ * ends "dpdk_rate=N ratio=R": the medians, and the first over the second
+ * ("ratio=inf" when DPDK's median is 0).  A DPDK run whose lcores finish
+ * no round of n_keep objects, as ring_mp_mc's can with more lcores than
+ * CPUs, counts as a rate of 0, not as a failure.
  *
  * Exit status: 0 when every case ran and counted; 1 when one failed or DPDK
  * could not be had; 2 for a usage error; 128 + the signal when
@@ -110,7 +113,8 @@ static const char help_text[] =
 	"  --vs-dpdk          also run each case on rte_mempool (EAL threads,\n"
 	"                     --no-huge, same pool), taking turns; adds\n"
 	"                     dpdk_rate= and ratio= (median shmpool / median "
-	"DPDK)\n"
+	"DPDK;\n"
+	"                     inf when DPDK's median is 0)\n"
 	"  --dpdk-ring NAME   DPDK's ring without a cache: ring_mp_mc (default),\n"
 	"                     ring_mt_rts or ring_mt_hts\n"
 	"  --smoke            one case, 1 s: cache 512, 1 worker, bulk 32, keep 128\n"
@@ -752,6 +756,17 @@ median(double *v, unsigned int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* DPDK's median rate and the ratio to it, "inf" when that median is 0. */
+static void
+ratio_print(double dpdk, double shmpool)
+{
+	printf(" dpdk_rate=%" PRIu64, (uint64_t)(dpdk + 0.5));
+	if (dpdk > 0)
+		printf(" ratio=%.2f", shmpool / dpdk);
+	else
+		printf(" ratio=inf");
+}
+
 /* One case, --repeat times, taking turns with DPDK; prints its line. */
 static int
 case_run(const struct options *o, const struct perf_case *case_)
@@ -803,8 +818,7 @@ case_run(const struct options *o, const struct perf_case *case_)
 	case_print(stdout, c);
 	printf(" rate_persec=%" PRIu64, (uint64_t)(msp + 0.5));
 	if (o->vs_dpdk)
-		printf(" dpdk_rate=%" PRIu64 " ratio=%.2f",
-			(uint64_t)(mdp + 0.5), msp / mdp);
+		ratio_print(mdp, msp);
 	putchar('\n');
 	fflush(stdout);
 	return 0;

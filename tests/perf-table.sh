@@ -9,14 +9,16 @@ trap 'rm -f "$out"' EXIT
 printf '%s\n' \
 	'shmpool_perf cache=512 cores=1 n_get_bulk=32 n_put_bulk=32 n_keep=128 constant_n=0 rate_persec=2627627099 dpdk_rate=2312108547 ratio=1.14' \
 	'shmpool-perf: a message' \
-	'shmpool_perf cache=0 cores=4 n_max_bulk=32 random=1 n_keep=128 constant_n=0 rate_persec=85200415 dpdk_rate=234935 ratio=362.65' |
+	'shmpool_perf cache=0 cores=4 n_max_bulk=32 random=1 n_keep=128 constant_n=0 rate_persec=85200415 dpdk_rate=234935 ratio=362.65' \
+	'shmpool_perf cache=0 cores=4 n_get_bulk=1 n_put_bulk=1 n_keep=512 constant_n=1 rate_persec=11249876 dpdk_rate=0 ratio=inf' |
 	"$src/bench/perf-table" >"$out"
 cat "$out"
 [ "$(cat "$out")" = "$(printf '%s\n' \
 	'| cache | workers | get | put | keep | constant_n | shmpool M/s | DPDK M/s | ratio |' \
 	'| --- | --- | --- | --- | --- | --- | --- | --- | --- |' \
 	'| 512 | 1 | 32 | 32 | 128 | 0 | 2628 | 2312 | 1.14 |' \
-	'| 0 | 4 | rand 1..32 | rand 1..32 | 128 | 0 | 85 | 0.2 | 362.65 |')" ]
+	'| 0 | 4 | rand 1..32 | rand 1..32 | 128 | 0 | 85 | 0.2 | 362.65 |' \
+	'| 0 | 4 | 1 | 1 | 512 | 1 | 11 | 0.0 | inf |')" ]
 
 echo 'shmpool_perf cache=claimed512 cores=2 n_get_bulk=4 n_put_bulk=8 n_keep=32 constant_n=1 rate_persec=9876543' |
 	"$src/bench/perf-table" >"$out"
