@@ -127,6 +127,7 @@ slot_retire(struct pool_handle *h, struct seg_slot *s, pid_t pid)
 	uint64_t claimed = SLOT_OWNER(SEG_SLOT_CLAIMED, pid);
 	uint64_t releasing = SLOT_OWNER(SEG_SLOT_RELEASING, pid);
 	uint64_t cur;
+	uint32_t fold;
 	int ret;
 
 	cur = uatomic_cmpxchg(&s->owner, claimed, releasing);
@@ -135,7 +136,15 @@ slot_retire(struct pool_handle *h, struct seg_slot *s, pid_t pid)
 	ret = cache_flush(h, &s->cache);
 	if (ret < 0)
 		return ret;
+	/* folds is odd while the counters move, so that a reader of the
+	 * whole pool's sum sees the move as one step (stats.c).  Odd already
+	 * when the owner died in the middle of it. */
+	fold = uatomic_read(&s->folds) | 1;
+	uatomic_set(&s->folds, fold);
+	cmm_smp_wmb();
 	stats_fold(&h->hdr->retired, &s->cache);
+	cmm_smp_wmb();
+	uatomic_set(&s->folds, fold + 1);
 	s->cache.size = 0;
 	s->cache.flushthresh = 0;
 	s->start_time = 0;

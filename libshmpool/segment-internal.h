@@ -74,7 +74,9 @@ struct seg_slot {
 	uint64_t owner;			/* SLOT_OWNER(state, pid) */
 	uint64_t start_time;		/* owner's start, /proc/PID/stat field 22;
 					   0 until the claim is complete */
-	uint32_t reserved[12];
+	uint32_t folds;			/* odd while the slot's counters move
+					   to the retired totals; counts up */
+	uint32_t reserved[11];
 	struct shmpool_cache cache;
 };
 

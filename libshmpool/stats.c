@@ -20,14 +20,13 @@
 	(dst)->get_fail_objs += uatomic_read(&(src)->get_fail_objs);	\
 } while (0)
 
-#if SHMPOOL_STATS
 /*
- * A reader that finds the owner in the middle of a change (seq odd, or
- * moved under it) reads again: at once for the first CACHE_READ_SPINS
- * times, then yielding the CPU, as the owner may have been descheduled
- * there; after CACHE_READ_WAIT_NS it takes what it read.  Only an owner
- * killed in the middle keeps seq odd that long, until shmpoold takes the
- * slot back.
+ * A reader that finds a writer in the middle of a change (a cache's seq,
+ * or a slot's folds, odd or moved under it) reads again: at once for the
+ * first CACHE_READ_SPINS times, then yielding the CPU, as the writer may
+ * have been descheduled there; after CACHE_READ_WAIT_NS it takes what it
+ * read.  Only a writer killed in the middle keeps the word odd that long,
+ * until shmpoold takes the slot back.
  */
 #define CACHE_READ_SPINS	64
 #define CACHE_READ_WAIT_NS	20000000
@@ -40,7 +39,6 @@ now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
 }
-#endif
 
 /* The length of a cache another process may be using. */
 uint32_t
@@ -124,13 +122,66 @@ stats_add(struct shmpool_stats *st, const struct shmpool_stats *src)
 	st->get_success_objs += uatomic_read(&src->get_success_objs);
 }
 
+/* The sum of the slots' folds; *moving when one is odd. */
+static uint64_t
+folds_read(const struct pool_handle *h, int *moving)
+{
+	uint64_t sum = 0;
+	uint32_t i, f;
+
+	*moving = 0;
+	for (i = 0; i < h->nb_slots; i++) {
+		f = uatomic_read(&h->slots[i].folds);
+		*moving |= f & 1;
+		sum += f;
+	}
+	return sum;
+}
+
+/*
+ * Every slot plus the retired totals.  A slot given back during the sum
+ * moves its counts from the slot to the retired totals (pool.c:
+ * slot_retire()); read before the move in one and after it in the other
+ * they would count twice.  So the sum is taken again until no slot's
+ * folds moved under it: each only counts up, so the same sum of them
+ * before and after, none odd, says that no move overlapped.
+ */
+static void
+stats_read_all(const struct pool_handle *h, struct shmpool_stats *st)
+{
+	uint64_t before, deadline = 0;
+	uint32_t i, tries = 0;
+	int moving;
+
+	for (;;) {
+		before = folds_read(h, &moving);
+		cmm_smp_rmb();
+		memset(st, 0, sizeof(*st));
+		/* A free slot's counters are zero: sum them all. */
+		for (i = 0; i < h->nb_slots; i++)
+			cache_stats_add(st, &h->slots[i].cache);
+		stats_add(st, &h->hdr->retired);
+		cmm_smp_rmb();
+		if (!moving && folds_read(h, &moving) == before && !moving)
+			return;
+		if (++tries < CACHE_READ_SPINS) {
+			caa_cpu_relax();
+			continue;
+		}
+		if (deadline == 0)
+			deadline = now_ns() + CACHE_READ_WAIT_NS;
+		else if (now_ns() > deadline)
+			return;		/* stopped or killed in a move */
+		sched_yield();
+	}
+}
+
 int
 shmpool_stats_read(const struct shmpool *pool, int slot,
 		struct shmpool_stats *st)
 {
 	const struct pool_handle *h;
 	uint64_t owner;
-	uint32_t i;
 
 	if (pool == NULL || st == NULL)
 		return -EINVAL;
@@ -138,10 +189,8 @@ shmpool_stats_read(const struct shmpool *pool, int slot,
 	memset(st, 0, sizeof(*st));
 	switch (slot) {
 	case SHMPOOL_STATS_ALL:
-		/* A free slot's counters are zero: sum them all. */
-		for (i = 0; i < h->nb_slots; i++)
-			cache_stats_add(st, &h->slots[i].cache);
-		/* fall through */
+		stats_read_all(h, st);
+		return 0;
 	case SHMPOOL_STATS_RETIRED:
 		stats_add(st, &h->hdr->retired);
 		return 0;

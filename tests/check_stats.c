@@ -398,6 +398,105 @@ START_TEST(test_read_while_hitting)
 END_TEST
 
 /*
+ * The whole pool's sum, read while other processes attach, count and
+ * release their slots again and again: a slot's counts move to the
+ * retired totals as one step for that reader, never counted in both
+ * places nor in neither.  So no sum ever reads more than the processes
+ * counted in all, and none goes back.  Each round of a process: a refill
+ * of 32 + 8 and 10 x (get 8, put 8) hits, then its release.
+ */
+#define REL_PROCS	2
+#define REL_ROUNDS	1500
+#define REL_ROUND_OPS	10
+
+static int
+release_rounds(void)
+{
+	struct shmpool_attach_opts o = { .path = tu_path("relsum") };
+	struct shmpool *p;
+	void *objs[8];
+	unsigned int r, i;
+
+	for (r = 0; r < REL_ROUNDS; r++) {
+		if (shmpool_attach("relsum", &o, &p) != 0)
+			return 2;
+		for (i = 0; i < REL_ROUND_OPS; i++)
+			if (shmpool_get_bulk(p, objs, 8) != 0 ||
+			    shmpool_put_bulk(p, objs, 8) != 0)
+				return 3;
+		if (shmpool_detach(p) != 0)
+			return 4;
+	}
+	return 0;
+}
+
+START_TEST(test_read_all_while_releasing)
+{
+	const uint64_t rounds = (uint64_t)REL_PROCS * REL_ROUNDS;
+	const struct expect e = {
+		.put_bulk = rounds * REL_ROUND_OPS,
+		.put_objs = rounds * REL_ROUND_OPS * 8,
+		.get_common_pool_bulk = rounds,
+		.get_common_pool_objs = rounds * 40,
+		.get_success_bulk = rounds * REL_ROUND_OPS,
+		.get_success_objs = rounds * REL_ROUND_OPS * 8,
+	};
+	struct shmpool_stats st, prev;
+	struct shmpool *pool;
+	pid_t pids[REL_PROCS];
+	unsigned int reads = 0, i, left;
+	double deadline;
+	int status;
+
+	tu_create("relsum", 1024, 64, 32, 4);
+	pool = tu_attach("relsum", 0);
+	for (i = 0; i < REL_PROCS; i++) {
+		pids[i] = fork();
+		ck_assert_int_ge(pids[i], 0);
+		if (pids[i] == 0)
+			_exit(release_rounds());
+	}
+	memset(&prev, 0, sizeof(prev));
+	deadline = tu_now() + 60;
+	for (left = REL_PROCS; left > 0; ) {
+		ck_assert_msg(tu_now() < deadline, "no end in 60 s");
+		ck_assert_int_eq(shmpool_stats_read(pool, SHMPOOL_STATS_ALL,
+			&st), 0);
+		reads++;
+#define REL_CHECK(f) do {						\
+		ck_assert_msg(st.f >= prev.f && st.f <= e.f,		\
+			"read %u: %s went from %llu to %llu (at most %llu)", \
+			reads, #f, (unsigned long long)prev.f,		\
+			(unsigned long long)st.f, (unsigned long long)e.f); \
+	} while (0)
+		REL_CHECK(put_bulk);
+		REL_CHECK(put_objs);
+		REL_CHECK(put_common_pool_bulk);
+		REL_CHECK(put_common_pool_objs);
+		REL_CHECK(get_common_pool_bulk);
+		REL_CHECK(get_common_pool_objs);
+		REL_CHECK(get_success_bulk);
+		REL_CHECK(get_success_objs);
+#undef REL_CHECK
+		prev = st;
+		for (i = 0; i < REL_PROCS; i++) {
+			if (pids[i] <= 0 ||
+			    waitpid(pids[i], &status, WNOHANG) != pids[i])
+				continue;
+			ck_assert_msg(WIFEXITED(status) &&
+				WEXITSTATUS(status) == 0,
+				"child %u status %#x", i, status);
+			pids[i] = 0;
+			left--;
+		}
+	}
+	check_stats(pool, SHMPOOL_STATS_ALL, &e, "all at the end");
+	check_stats(pool, SHMPOOL_STATS_RETIRED, &e, "retired at the end");
+	shmpool_detach(pool);
+}
+END_TEST
+
+/*
  * A reader that finds the owner stopped in the middle of a change (for
  * longer than it waits) reads what the change's record says the change
  * is to leave, not the half of it made.
@@ -526,6 +625,7 @@ stats_suite(void)
 	tcase_add_test(tc, test_fold_gets);
 	tcase_add_test(tc, test_read_while_hitting);
 	tcase_add_test(tc, test_read_mid_change);
+	tcase_add_test(tc, test_read_all_while_releasing);
 	suite_add_tcase(s, tc);
 	return s;
 }
