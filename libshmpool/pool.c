@@ -371,20 +371,38 @@ shmpool_attach(const char *name, const struct shmpool_attach_opts *opts,
 int
 shmpool_detach(struct shmpool *pool)
 {
-	struct pool_handle *h;
-	uint32_t i;
+	struct pool_handle *h, *it;
+	uint32_t i, full = 0;
+	int found = 0;
 
+	clearerr_shmpool();
 	if (pool == NULL)
-		return -EINVAL;
+		return seterr(-EINVAL, "NULL pool");
+	/* Only an attachment of this process's list: one detached already
+	 * is not there (its memory is not read). */
 	h = pool_handle(pool);
 	pthread_mutex_lock(&handles_lock);
-	cds_list_del(&h->node);
+	cds_list_for_each_entry(it, &handles, node) {
+		if (it == h) {
+			cds_list_del(&h->node);
+			found = 1;
+			break;
+		}
+	}
 	pthread_mutex_unlock(&handles_lock);
+	if (!found)
+		return seterr(-EINVAL, "not an attachment of this process "
+			"(detached already?)");
 	for (i = 0; i < h->nb_slots; i++)
-		if (h->owned[i])
-			slot_retire(h, &h->slots[i], getpid());
+		if (h->owned[i] &&
+		    slot_retire(h, &h->slots[i], getpid()) == -ENOSPC)
+			full++;
+	if (full != 0)
+		seterr(-ENOSPC, "pool '%s': the ring is full (an object was "
+			"put twice): %u cache(s) kept their objects and slots",
+			h->name, full);
 	pool_close(h);
-	return 0;
+	return full != 0 ? -ENOSPC : 0;
 }
 
 /* The attachment that claimed cache, or NULL. */
@@ -446,10 +464,17 @@ shmpool_cache_release(struct shmpool_cache *cache)
 	pthread_mutex_lock(&h->lock);
 	h->owned[s - h->slots] = 0;
 	pthread_mutex_unlock(&h->lock);
-	if (slot_retire(h, s, getpid()) == -ENOSPC)
+	if (slot_retire(h, s, getpid()) == -ENOSPC) {
+		/* Still this process's cache, with its objects, to use or
+		 * release again once the ring has room. */
+		uatomic_set(&s->owner, SLOT_OWNER(SEG_SLOT_CLAIMED, getpid()));
+		pthread_mutex_lock(&h->lock);
+		h->owned[s - h->slots] = 1;
+		pthread_mutex_unlock(&h->lock);
 		return seterr(-ENOSPC, "pool '%s': the ring is full (an object "
-			"was put twice); the cache keeps its objects",
-			h->name);
+			"was put twice); the cache keeps its objects and "
+			"stays claimed", h->name);
+	}
 	return 0;
 }
 

@@ -112,7 +112,8 @@ params_check(const char *name, const struct shmpool_params *p)
 			p->obj_count);
 	if (p->nb_slots > SHMPOOL_SLOTS_MAX)
 		return seterr(-EINVAL, "pool '%s': slot count %u is out of "
-			"range 1..%u", name, p->nb_slots, SHMPOOL_SLOTS_MAX);
+			"range 0..%u (0: the default, %u)", name, p->nb_slots,
+			SHMPOOL_SLOTS_MAX, SHMPOOL_SLOTS_DEFAULT);
 	/* References count cache lines in 32 bits. */
 	if ((uint64_t)p->obj_count * ALIGN_UP(p->obj_size, SHMPOOL_CACHE_LINE)
 			> (UINT64_C(1) << (32 + SHMPOOL_REF_SHIFT)))

@@ -43,10 +43,14 @@ extern "C" {
 /* Parameters of a new pool (shmpool_segment_create()). */
 struct shmpool_params {
 	unsigned int obj_count;		/* 1 .. SHMPOOL_OBJ_COUNT_MAX */
-	unsigned int obj_size;		/* 1 .. SHMPOOL_OBJ_SIZE_MAX bytes */
+	unsigned int obj_size;		/* 1 .. SHMPOOL_OBJ_SIZE_MAX bytes;
+					   obj_count objects of obj_size
+					   rounded up to 64 bytes fit in
+					   256 GiB */
 	unsigned int cache_size;	/* default cache of each attachment,
 					   0 .. SHMPOOL_CACHE_MAX_SIZE, and
-					   1.5 * cache_size <= obj_count */
+					   1.5 * cache_size, rounded down,
+					   <= obj_count */
 	unsigned int nb_slots;		/* 0 for SHMPOOL_SLOTS_DEFAULT */
 };
 
@@ -111,7 +115,8 @@ SHMPOOL_API int shmpool_segment_create(const char *path, const char *name,
 /*
  * Attach to the pool name: map its segment and claim a cache slot for this
  * attachment's default cache.  opts->path, when set, names the segment
- * file to map; otherwise the pool is looked up as /dev/shm/shmpool.<name>.
+ * file to map, without the daemon; otherwise shmpoold is asked for it over
+ * its control socket ($SHMPOOL_SOCKET, else /run/shmpool/shmpoold.sock).
  * Safe to call from several threads; each call is a separate attachment.
  * Returns:
  *   0 on success, with *poolp set;
@@ -122,6 +127,7 @@ SHMPOOL_API int shmpool_segment_create(const char *path, const char *name,
  *             inconsistent with itself or with the file's size;
  *   -EPROTO: the segment has an ABI version this library does not know;
  *   -EBUSY: every cache slot of the pool is taken;
+ *   -ECONNREFUSED: shmpoold could not be reached, or did not answer;
  *   other negative errno values from open or mmap (-EACCES, -ENOMEM).
  */
 SHMPOOL_API int shmpool_attach(const char *name, const struct shmpool_attach_opts *opts,
@@ -131,8 +137,12 @@ SHMPOOL_API int shmpool_attach(const char *name, const struct shmpool_attach_opt
  * Detach: flush every cache this attachment still holds into the ring,
  * fold their counters into the pool's retired totals, free their slots and
  * unmap the segment.  Objects the caller still holds stay in use.  No
- * other call may use pool, or a cache claimed through it, meanwhile.
- * Returns 0, or -EINVAL for a NULL pool.
+ * other call may use pool, or a cache claimed through it, meanwhile, nor
+ * after: the attachment is gone even when this fails with -ENOSPC.
+ * Returns 0; -EINVAL for NULL or a pool that is not an attachment of
+ * this process (detached already); -ENOSPC when a cache could not be
+ * flushed, the ring being full (only a double put causes it): that cache
+ * keeps its objects and its slot.
  */
 SHMPOOL_API int shmpool_detach(struct shmpool *pool);
 
@@ -191,7 +201,7 @@ SHMPOOL_API struct shmpool_cache *shmpool_default_cache(struct shmpool *pool);
  * Returns:
  *   0 on success, with *cachep set;
  *   -EINVAL: NULL pool or cachep, size above SHMPOOL_CACHE_MAX_SIZE, or
- *            1.5 * size above the pool's object count;
+ *            1.5 * size, rounded down, above the pool's object count;
  *   -EBUSY: every slot is taken.
  */
 SHMPOOL_API int shmpool_cache_claim(struct shmpool *pool, unsigned int size,
@@ -202,7 +212,9 @@ SHMPOOL_API int shmpool_cache_claim(struct shmpool *pool, unsigned int size,
  * totals and free its slot.  The default cache is released by
  * shmpool_detach() only.
  * Returns 0; -EINVAL for NULL, the default cache, or a cache that is not
- * a claimed one of an attachment of this process.
+ * a claimed one of an attachment of this process; -ENOSPC when the ring
+ * is full (only a double put causes it): the cache then keeps its objects
+ * and stays claimed, to be released again once the ring has room.
  */
 SHMPOOL_API int shmpool_cache_release(struct shmpool_cache *cache);
 
@@ -261,7 +273,8 @@ SHMPOOL_API const char *shmpool_strerror(int err);
 
 /*
  * The calling thread's last control-path failure, in words that name what
- * was wrong and with what value; "" when there was none.
+ * was wrong and with what value; "" when there was none since its last
+ * control-path call (each one starts by clearing it).
  */
 SHMPOOL_API const char *shmpool_last_error(void);
 
