@@ -1365,6 +1365,44 @@ static const struct option main_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* -h: the usage and the verbs; with --json, {"usage":"..."}. */
+static int
+main_help(struct ctl *c)
+{
+	struct jw w;
+
+	if (!c->json) {
+		fputs(usage_main, stdout);
+		fputs(help_text, stdout);
+		return EXIT_OK;
+	}
+	jw_init(&w, stdout);
+	jw_obj_open(&w, NULL);
+	jw_str(&w, "usage", usage_main);
+	jw_str(&w, "help", help_text);
+	jw_obj_close(&w);
+	jw_end(&w);
+	return EXIT_OK;
+}
+
+/* -V; with --json, {"version":"..."}. */
+static int
+main_version(struct ctl *c)
+{
+	struct jw w;
+
+	if (!c->json) {
+		printf("%s (shmpool) %s\n", progname, PACKAGE_VERSION);
+		return EXIT_OK;
+	}
+	jw_init(&w, stdout);
+	jw_obj_open(&w, NULL);
+	jw_str(&w, "version", PACKAGE_VERSION);
+	jw_obj_close(&w);
+	jw_end(&w);
+	return EXIT_OK;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1406,12 +1444,9 @@ main(int argc, char **argv)
 			keep_going = 1;
 			break;
 		case 'h':
-			fputs(usage_main, stdout);
-			fputs(help_text, stdout);
-			return EXIT_OK;
+			return main_help(&c);
 		case 'V':
-			printf("%s (shmpool) %s\n", progname, PACKAGE_VERSION);
-			return EXIT_OK;
+			return main_version(&c);
 		default:
 			ret = opt_problem(&va, ch);
 			break;

@@ -303,6 +303,14 @@ absent() {
 start_daemon
 run 0 "$ctl" --version
 version=$(awk '{ print $NF }' "$out")
+[ "$(cat "$out")" = "shmpoolctl (shmpool) $version" ] ||
+	fail "--version: $(cat "$out")"
+# With --json, -V and -h print one document too.
+run 0 "$ctl" --json -V
+[ "$(cat "$out")" = "{\"version\":\"$version\"}" ] ||
+	fail "--json -V: $(cat "$out")"
+run 0 "$ctl" -h --json
+jcheck "-h --json" '(keys == ["help", "usage"]) and (.usage | startswith("usage: shmpoolctl")) and (.help | contains("Exit status"))'
 
 ###########################################################################
 # a. dump's numbers.  Pool p: 1024 objects of 64 bytes, cache 32, so a
