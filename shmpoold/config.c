@@ -413,6 +413,10 @@ config_load(const char *file, struct config *c, char *err, size_t errsz)
 				goto bad;
 		} else if (global_set(c, key, value, msg, sizeof(msg)) < 0) {
 			goto bad;
+		} else if (strcmp(key, "hugetlbfs") == 0) {
+			c->hugetlbfs_line = lineno;
+		} else if (strcmp(key, "shm-dir") == 0) {
+			c->shm_dir_line = lineno;
 		}
 	}
 	if (ferror(f)) {

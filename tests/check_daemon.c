@@ -1992,8 +1992,12 @@ START_TEST(test_second_daemon)
 			"-f", "--socket", d2.sock, "--shm-dir", d2.dir,
 			"--hugetlbfs", plain, "--config", d2.conf, NULL
 		};
+		char want[512];
 
-		start_fails(d2.err, args, 1);
+		err = start_fails(d2.err, args, 1);
+		snprintf(want, sizeof(want), "shmpoold: --hugetlbfs %s: not a "
+			"hugetlbfs mount\n", plain);
+		ck_assert_str_eq(err, want);
 	}
 	{
 		const char *args[] = {
@@ -2167,7 +2171,7 @@ await_pool(const struct daemon *d, const char *name, double secs)
 
 START_TEST(test_config)
 {
-	char text[2048], want[512], path[320];
+	char text[2048], want[1024], path[320];
 	struct daemon d, b;
 	const char *r;
 
@@ -2184,6 +2188,23 @@ START_TEST(test_config)
 		"pool 'demo' is defined twice");
 	bad_config(&b, "\n\n\n\n[pool .x]\nobjects = 8\nobject-size = 8\n", 5,
 		"bad pool name '.x'");
+	/* A hugetlbfs of the config's that is not a mount is the config's
+	 * error, named by its line (no --hugetlbfs here). */
+	{
+		const char *args[] = {
+			"-f", "--socket", b.sock, "--shm-dir", b.dir,
+			"--config", b.conf, NULL
+		};
+		const char *err;
+
+		snprintf(text, sizeof(text), "# x\nhugetlbfs = %s\n", b.dir);
+		write_file(b.conf, text);
+		err = start_fails(b.err, args, 1);
+		snprintf(want, sizeof(want), "shmpoold: %s:2: hugetlbfs %s: "
+			"not a hugetlbfs mount\n", b.conf, b.dir);
+		ck_assert_str_eq(err, want);
+		ck_assert(!exists(b.sock));
+	}
 	tu_rm_tree(b.dir);
 
 	/* A pool of the config is created at start. */
