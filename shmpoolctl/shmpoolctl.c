@@ -486,6 +486,8 @@ parse_num(struct ctl *c, const char *usage, const char *opt, const char *s,
 	return 0;
 }
 
+#define ACCOUNT_ID_MAX	4294967294ULL	/* the largest uid or gid */
+
 /* A user or group: a name or a number, one protocol token. */
 static int
 parse_account(struct ctl *c, const char *usage, const char *opt,
@@ -496,10 +498,16 @@ parse_account(struct ctl *c, const char *usage, const char *opt,
 	for (i = 0; i < len; i++)
 		if (s[i] < 0x21 || s[i] > 0x7e || s[i] == '=')
 			break;
-	if (len == 0 || len > ACCOUNT_MAX || i < len)
+	if (len == 0 || len > ACCOUNT_MAX || i < len || s[0] == '-')
 		return usage_error(c, usage, "--%s: '%.*s' is not a %s name "
 			"or number", opt, ACCOUNT_MAX, s,
 			strcmp(opt, "owner") == 0 ? "user" : "group");
+	/* A number is an id: (uid_t)-1 and (gid_t)-1 mean none. */
+	if (strspn(s, "0123456789") == len &&
+	    (len > 10 || strtoull(s, NULL, 10) > ACCOUNT_ID_MAX))
+		return usage_error(c, usage, "--%s: %.*s is out of range "
+			"0..%llu", opt, ACCOUNT_MAX, s,
+			(unsigned long long)ACCOUNT_ID_MAX);
 	return 0;
 }
 

@@ -659,6 +659,10 @@ create x --objects ten --object-size 64
 create .x --objects 10 --object-size 64
 create x y --objects 10 --object-size 64
 create x --objects 10 --object-size 64 --bogus
+create x --objects 10 --object-size 64 --owner -1
+create x --objects 10 --object-size 64 --owner 4294967295
+create x --objects 10 --object-size 64 --group -2
+create x --objects 10 --object-size 64 --group 99999999999
 destroy
 destroy a b
 destroy --bogus p
