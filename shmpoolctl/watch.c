@@ -622,7 +622,7 @@ do_watch(struct ctl *c, int argc, char **argv)
 			if (parse_interval(optarg, &w.interval) < 0)
 				ret = usage_error(c, usage_watch, "--interval: "
 					"'%s' is not a number of seconds "
-					"above 0 and at most %d", optarg,
+					"from 0.000000001 to %d", optarg,
 					INTERVAL_MAX_SEC);
 		} else if (ch == OPT_COUNT) {
 			ret = parse_num(c, usage_watch, "count", optarg, 1,

@@ -577,6 +577,12 @@ pool_create(const struct create_req *r, struct pool **pp, const char **field,
 			r->group);
 		if (ret == 0) {
 			huge = 1;
+		} else if (r->policy == SEG_POLICY_REQUIRE &&
+			   (ret == -ENOSPC || ret == -ENOMEM)) {
+			snprintf(err, errsz, "pool '%s': huge=require, but %s "
+				"has not enough free huge pages for it (%s)",
+				r->name, denv.hugetlbfs, shmpool_last_error());
+			return -ENOMEM;
 		} else if (r->policy == SEG_POLICY_REQUIRE ||
 			   (ret != -ENOSPC && ret != -ENOMEM)) {
 			snprintf(err, errsz, "%s", shmpool_last_error());

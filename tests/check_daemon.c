@@ -1916,6 +1916,15 @@ START_TEST(test_huge_pages)
 	r = ask(&d, "create name=hbig objects=4096 object-size=4096 "
 		"huge=require");
 	check_error(r, "ENOMEM", "huge=require without enough pages");
+	{
+		char want[512];
+
+		snprintf(want, sizeof(want), "msg=pool 'hbig': huge=require, "
+			"but %.256s has not enough free huge pages for it (",
+			huge_mnt);
+		ck_assert_msg(strstr(r, want) != NULL, "'%s' does not say "
+			"'%s'", r, want);
+	}
 	ck_assert_int_eq(tu_count_entries(huge_mnt), 1);
 	r = ask(&d, "create name=hbig objects=4096 object-size=4096 "
 		"huge=prefer");
