@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "shmpoolctl.h"
@@ -96,7 +98,14 @@ static const char help_text[] =
 struct req {
 	char text[PROTO_REQ_MAX + 1];
 	size_t len;
+	int wait_s;			/* for the reply; 0: the default 5 s */
 };
+
+/*
+ * A create waits for its segment to be allocated, which for gigabytes
+ * takes seconds; the daemon answers other requests meanwhile.
+ */
+#define CREATE_WAIT_S	600
 
 static void
 vreport(const struct ctl *c, const char *fmt, va_list ap, char *msg,
@@ -240,6 +249,11 @@ ctl_call(struct ctl *c, const struct req *r)
 	if (sock < 0) {
 		c->unreachable = 1;
 		return sock;
+	}
+	if (r->wait_s > 0) {
+		struct timeval tv = { .tv_sec = r->wait_s };
+
+		setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	}
 	ret = proto_call(sock, r->text, c->buf, PROTO_REPLY_MAX + 1, &c->msg,
 		NULL);
@@ -651,7 +665,7 @@ do_create(struct ctl *c, int argc, char **argv)
 {
 	struct create_args a;
 	struct verb_args va;
-	struct req r = { .len = 0 };
+	struct req r = { .len = 0, .wait_s = CREATE_WAIT_S };
 	const char *name;
 	char mode[16];
 	struct jw w;

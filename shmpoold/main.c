@@ -556,6 +556,7 @@ main(int argc, char **argv)
 
 	log_msg(LOG_INFO, "shutting down%s", conf.destroy_on_exit ?
 		", destroying every pool (destroy-on-exit)" : "");
+	server_jobs_finish();
 	server_stop(denv.socket);
 	if (conf.destroy_on_exit)
 		pools_destroy_all();

@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -550,13 +552,18 @@ file_exists(const char *dir, const char *name)
 	return lstat(path, &st) == 0;
 }
 
-int
-pool_create(const struct create_req *r, struct pool **pp, const char **field,
-		char *err, size_t errsz)
+/* Creations whose segment a thread is building (pool_create_start()). */
+static CDS_LIST_HEAD(job_list);
+
+/*
+ * Before a creation builds anything: the name free (no pool, no file, no
+ * creation under way) and, for huge=require, a hugetlbfs to build in.
+ */
+static int
+create_check(const struct create_req *r, const char **field, char *err,
+		size_t errsz)
 {
-	char path[PATH_MAX];
-	int ret, huge = 0;
-	struct pool *p;
+	struct create_job *j;
 
 	*field = NULL;
 	if (pool_find(r->name) != NULL || file_exists(denv.hugetlbfs, r->name)
@@ -565,60 +572,210 @@ pool_create(const struct create_req *r, struct pool **pp, const char **field,
 		snprintf(err, errsz, "pool '%s' already exists", r->name);
 		return -EEXIST;
 	}
+	cds_list_for_each_entry(j, &job_list, node) {
+		if (strcmp(j->req.name, r->name) == 0) {
+			*field = "name";
+			snprintf(err, errsz, "pool '%s' is being created",
+				r->name);
+			return -EEXIST;
+		}
+	}
 	if (r->policy == SEG_POLICY_REQUIRE && denv.hugetlbfs[0] == '\0') {
 		snprintf(err, errsz, "pool '%s': huge=require, but shmpoold "
 			"has no hugetlbfs mount (see --hugetlbfs)", r->name);
 		return -ENOMEM;
 	}
+	return 0;
+}
+
+/*
+ * Build the segment: on hugetlbfs when the policy allows and the pages
+ * are there, else in shm_dir.  Touches nothing but j and the files, so
+ * that it can run in a thread of its own; the result is in j.
+ */
+static void
+create_build(struct create_job *j)
+{
+	const struct create_req *r = &j->req;
+	int ret;
+
+	j->note[0] = '\0';
 	if (r->policy != SEG_POLICY_NEVER && denv.hugetlbfs[0] != '\0') {
-		snprintf(path, sizeof(path), "%s/shmpool.%s", denv.hugetlbfs,
-			r->name);
-		ret = seg_create(path, r->name, &r->params, r->mode, r->owner,
-			r->group);
+		snprintf(j->path, sizeof(j->path), "%s/shmpool.%s",
+			denv.hugetlbfs, r->name);
+		ret = seg_create(j->path, r->name, &r->params, r->mode,
+			r->owner, r->group);
 		if (ret == 0) {
-			huge = 1;
-		} else if (r->policy == SEG_POLICY_REQUIRE &&
-			   (ret == -ENOSPC || ret == -ENOMEM)) {
-			snprintf(err, errsz, "pool '%s': huge=require, but %s "
-				"has not enough free huge pages for it (%s)",
-				r->name, denv.hugetlbfs, shmpool_last_error());
-			return -ENOMEM;
-		} else if (r->policy == SEG_POLICY_REQUIRE ||
-			   (ret != -ENOSPC && ret != -ENOMEM)) {
-			snprintf(err, errsz, "%s", shmpool_last_error());
-			return ret == -ENOSPC ? -ENOMEM : ret;
-		} else {
-			log_msg(LOG_INFO, "pool '%s': no huge pages (%s); "
-				"using %s", r->name, shmpool_last_error(),
-				denv.shm_dir);
+			j->huge = 1;
+			j->ret = 0;
+			return;
 		}
-	}
-	if (!huge) {
-		snprintf(path, sizeof(path), "%s/shmpool.%s", denv.shm_dir,
-			r->name);
-		ret = seg_create(path, r->name, &r->params, r->mode, r->owner,
-			r->group);
-		if (ret < 0) {
-			snprintf(err, errsz, "%s", shmpool_last_error());
-			return ret == -ENOSPC ? -ENOMEM : ret;
+		if (ret != -ENOSPC && ret != -ENOMEM) {
+			snprintf(j->err, sizeof(j->err), "%s",
+				shmpool_last_error());
+			j->ret = ret;
+			return;
 		}
+		if (r->policy == SEG_POLICY_REQUIRE) {
+			snprintf(j->err, sizeof(j->err), "pool '%s': "
+				"huge=require, but %s has not enough free huge "
+				"pages for it (%s)", r->name, denv.hugetlbfs,
+				shmpool_last_error());
+			j->ret = -ENOMEM;
+			return;
+		}
+		snprintf(j->note, sizeof(j->note), "pool '%s': no huge pages "
+			"(%s); using %s", r->name, shmpool_last_error(),
+			denv.shm_dir);
 	}
-	ret = pool_add(path, r->name, &p);
+	j->huge = 0;
+	snprintf(j->path, sizeof(j->path), "%s/shmpool.%s", denv.shm_dir,
+		r->name);
+	ret = seg_create(j->path, r->name, &r->params, r->mode, r->owner,
+		r->group);
+	if (ret < 0)
+		snprintf(j->err, sizeof(j->err), "%s", shmpool_last_error());
+	j->ret = ret == -ENOSPC ? -ENOMEM : ret;
+}
+
+/* The segment built: the pool in the list (the daemon's thread). */
+static int
+create_end(struct create_job *j, struct pool **pp, const char **field,
+		char *err, size_t errsz)
+{
+	const struct create_req *r = &j->req;
+	struct pool *p;
+	int ret;
+
+	*field = NULL;
+	if (j->note[0] != '\0')
+		log_msg(LOG_INFO, "%s", j->note);
+	if (j->ret < 0) {
+		snprintf(err, errsz, "%s", j->err);
+		return j->ret;
+	}
+	ret = pool_add(j->path, r->name, &p);
 	if (ret < 0) {
 		snprintf(err, errsz, "pool '%s': %s", r->name,
 			shmpool_last_error());
-		unlink(path);
+		unlink(j->path);
 		return ret;
 	}
 	/* Nobody has attached yet: the header may still take the policy. */
 	p->h->hdr->flags |= (uint32_t)r->policy << SEG_FLAG_POLICY_SHIFT;
 	pools_index_write();
 	log_msg(LOG_INFO, "pool '%s' created in %s: %u objects of %u bytes, "
-		"cache %u, %u slots", r->name, path, r->params.obj_count,
+		"cache %u, %u slots", r->name, j->path, r->params.obj_count,
 		r->params.obj_size, r->params.cache_size, r->params.nb_slots);
 	if (pp != NULL)
 		*pp = p;
 	return 0;
+}
+
+int
+pool_create(const struct create_req *r, struct pool **pp, const char **field,
+		char *err, size_t errsz)
+{
+	struct create_job *j;
+	int ret;
+
+	ret = create_check(r, field, err, errsz);
+	if (ret < 0)
+		return ret;
+	j = calloc(1, sizeof(*j));
+	if (j == NULL) {
+		snprintf(err, errsz, "pool '%s': out of memory", r->name);
+		return -ENOMEM;
+	}
+	j->req = *r;
+	create_build(j);
+	ret = create_end(j, pp, field, err, errsz);
+	free(j);
+	return ret;
+}
+
+static void *
+create_thread(void *arg)
+{
+	struct create_job *j = arg;
+	uint64_t one = 1;
+
+	create_build(j);
+	/* The daemon's loop takes it from here (pool_create_end()). */
+	if (write(j->tag.fd, &one, sizeof(one)) < 0)
+		abort();	/* an eventfd written once cannot refuse */
+	return NULL;
+}
+
+int
+pool_create_start(const struct create_req *r, void *owner,
+		struct create_job **jp, const char **field, char *err,
+		size_t errsz)
+{
+	struct epoll_event ev;
+	struct create_job *j;
+	int ret;
+
+	ret = create_check(r, field, err, errsz);
+	if (ret < 0)
+		return ret;
+	j = calloc(1, sizeof(*j));
+	if (j == NULL) {
+		snprintf(err, errsz, "pool '%s': out of memory", r->name);
+		return -ENOMEM;
+	}
+	j->req = *r;
+	j->owner = owner;
+	j->tag.kind = EV_JOB;
+	j->tag.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (j->tag.fd < 0) {
+		ret = -errno;
+		snprintf(err, errsz, "pool '%s': eventfd: %s", r->name,
+			strerror(errno));
+		free(j);
+		return ret;
+	}
+	ev.events = EPOLLIN;
+	ev.data.ptr = &j->tag;
+	if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, j->tag.fd, &ev) < 0) {
+		ret = -errno;
+		snprintf(err, errsz, "pool '%s': epoll: %s", r->name,
+			strerror(errno));
+		goto fail;
+	}
+	ret = pthread_create(&j->thread, NULL, create_thread, j);
+	if (ret != 0) {
+		snprintf(err, errsz, "pool '%s': cannot start a thread to "
+			"build it: %s", r->name, strerror(ret));
+		epoll_ctl(epoll_fd, EPOLL_CTL_DEL, j->tag.fd, NULL);
+		ret = -ret;
+		goto fail;
+	}
+	cds_list_add_tail(&j->node, &job_list);
+	*jp = j;
+	return 0;
+fail:
+	close(j->tag.fd);
+	free(j);
+	return ret;
+}
+
+int
+pool_create_end(struct create_job *j, struct pool **pp, const char **field,
+		char *err, size_t errsz)
+{
+	pthread_join(j->thread, NULL);
+	epoll_ctl(epoll_fd, EPOLL_CTL_DEL, j->tag.fd, NULL);
+	close(j->tag.fd);
+	cds_list_del(&j->node);
+	return create_end(j, pp, field, err, errsz);
+}
+
+struct create_job *
+pool_create_pending(void)
+{
+	return cds_list_empty(&job_list) ? NULL :
+		cds_list_first_entry(&job_list, struct create_job, node);
 }
 
 /* Slots claimed by a process that is still there. */

@@ -31,6 +31,7 @@ struct client {
 	struct ev_tag tag;		/* EV_CLIENT */
 	struct peer who;
 	uint64_t last_ms;		/* its last request, or its connect */
+	struct create_job *job;		/* its create under way, or NULL */
 	struct cds_list_head node;
 };
 
@@ -46,6 +47,7 @@ struct reply {
 	int fd;				/* sent with it (not closed), or -1 */
 	struct pool *claimed;		/* an attach: its slot, given back */
 	uint32_t slot;			/* if the reply cannot be sent */
+	int deferred;			/* none now: a create under way */
 };
 
 static uint64_t
@@ -104,10 +106,15 @@ reply_err(struct reply *r, int err, const char *field, const char *value,
 
 static void
 listen_pause(int pause);
+static void
+reply_send(struct client *c, struct reply *r);
 
 static void
 client_close(struct client *c)
 {
+	/* Its create goes on; nobody is told how it ended but the log. */
+	if (c->job != NULL)
+		c->job->owner = NULL;
 	epoll_ctl(epoll_fd, EPOLL_CTL_DEL, c->tag.fd, NULL);
 	close(c->tag.fd);
 	cds_list_del(&c->node);
@@ -191,7 +198,7 @@ server_tick(void)
 	struct client *c, *tmp;
 
 	cds_list_for_each_entry_safe(c, tmp, &client_list, node)
-		if (now - c->last_ms > CLIENT_IDLE_MS)
+		if (c->job == NULL && now - c->last_ms > CLIENT_IDLE_MS)
 			client_close(c);
 	if (listen_paused && listen_tag.fd >= 0)
 		listen_pause(0);
@@ -361,7 +368,6 @@ do_create(struct client *c, const struct proto_msg *m, struct reply *r)
 {
 	struct create_req req;
 	const char *field;
-	struct pool *p;
 	char text[TEXT_MAX];
 	unsigned int i;
 	int ret;
@@ -395,15 +401,22 @@ do_create(struct client *c, const struct proto_msg *m, struct reply *r)
 		return reply_err(r, EPERM, "group", proto_get(m, "group"),
 			text);
 	}
-	ret = pool_create(&req, &p, &field, text, sizeof(text));
+	/* The answer comes when the segment is built (job_done()). */
+	ret = pool_create_start(&req, c, &c->job, &field, text, sizeof(text));
 	if (ret < 0)
 		return reply_err(r, -ret, field,
 			field != NULL ? proto_get(m, field) : NULL, text);
+	r->deferred = 1;
+	return 0;
+}
+
+static void
+create_reply(struct reply *r, const struct pool *p)
+{
 	reply_ok(r);
 	reply_add(r, " name=%s path=%s memory=%s page-size=%" PRIu64, p->name,
 		p->path, p->h->hdr->flags & SEG_FLAG_HUGE ? "huge" : "shm",
 		p->h->hdr->page_size);
-	return 0;
 }
 
 static int
@@ -707,7 +720,6 @@ client_read(struct client *c)
 	} cbuf;
 	struct msghdr mh;
 	struct iovec iov;
-	struct cmsghdr *cm;
 	ssize_t len;
 	int fd;
 
@@ -742,39 +754,95 @@ client_read(struct client *c)
 	c->last_ms = now_ms();
 	r.fd = -1;
 	r.claimed = NULL;
+	r.deferred = 0;
 	if (len > PROTO_REQ_MAX || (mh.msg_flags & MSG_TRUNC)) {
 		char text[128];
 
 		snprintf(text, sizeof(text), "request of %zd bytes exceeds "
 			"%d", len, PROTO_REQ_MAX);
 		reply_err(&r, EMSGSIZE, NULL, NULL, text);
+	} else if (c->job != NULL) {
+		reply_err(&r, EBUSY, NULL, NULL, "a create is under way on "
+			"this connection: one request at a time");
 	} else {
 		handle(c, buf, (size_t)len, &r);
 	}
+	if (!r.deferred)
+		reply_send(c, &r);
+}
+
+/* Send r to c; a client that cannot take it is dropped. */
+static void
+reply_send(struct client *c, struct reply *r)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cbuf;
+	struct msghdr mh;
+	struct iovec iov;
+	struct cmsghdr *cm;
 
 	memset(&mh, 0, sizeof(mh));
-	iov.iov_base = r.buf;
-	iov.iov_len = r.len;
+	iov.iov_base = r->buf;
+	iov.iov_len = r->len;
 	mh.msg_iov = &iov;
 	mh.msg_iovlen = 1;
-	if (r.fd >= 0) {
+	if (r->fd >= 0) {
 		mh.msg_control = cbuf.buf;
 		mh.msg_controllen = sizeof(cbuf.buf);
 		cm = CMSG_FIRSTHDR(&mh);
 		cm->cmsg_level = SOL_SOCKET;
 		cm->cmsg_type = SCM_RIGHTS;
 		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &r.fd, sizeof(int));
+		memcpy(CMSG_DATA(cm), &r->fd, sizeof(int));
 	}
 	if (sendmsg(c->tag.fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
 		/* A client that does not read its replies is dropped, and
 		 * an attach it did not receive is undone. */
 		log_msg(LOG_WARNING, "reply to pid %ld: %s", (long)c->who.pid,
 			strerror(errno));
-		if (r.claimed != NULL)
-			pool_unclaim(r.claimed, r.slot, c->who.pid);
+		if (r->claimed != NULL)
+			pool_unclaim(r->claimed, r->slot, c->who.pid);
 		client_close(c);
 	}
+}
+
+/* A create's segment is built (or not): finish it, answer its client. */
+static void
+job_done(struct create_job *j)
+{
+	static struct reply r;
+	struct client *c = j->owner;
+	char text[TEXT_MAX];
+	const char *field;
+	struct pool *p;
+	int ret;
+
+	ret = pool_create_end(j, &p, &field, text, sizeof(text));
+	if (c != NULL) {
+		c->job = NULL;
+		c->last_ms = now_ms();
+		r.fd = -1;
+		r.claimed = NULL;
+		r.deferred = 0;
+		if (ret < 0)
+			reply_err(&r, -ret, field,
+				field != NULL ? j->req.name : NULL, text);
+		else
+			create_reply(&r, p);
+		reply_send(c, &r);
+	}
+	free(j);
+}
+
+void
+server_jobs_finish(void)
+{
+	struct create_job *j;
+
+	while ((j = pool_create_pending()) != NULL)
+		job_done(j);
 }
 
 void
@@ -789,5 +857,7 @@ server_event(void *tag, uint32_t events)
 		struct client *c = caa_container_of(t, struct client, tag);
 
 		client_read(c);
+	} else if (t->kind == EV_JOB) {
+		job_done(caa_container_of(t, struct create_job, tag));
 	}
 }

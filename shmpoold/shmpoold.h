@@ -1,7 +1,8 @@
 /*
  * shmpoold.h - the daemon's modules: configuration, pools, the control
- * server.  One thread, one epoll loop; nothing here is on a worker's
- * get/put path.
+ * server.  One epoll loop in one thread, which alone touches this state;
+ * a client's create builds its segment in a thread of its own (struct
+ * create_job).  Nothing here is on a worker's get/put path.
  */
 #ifndef SHMPOOLD_H
 #define SHMPOOLD_H
@@ -82,7 +83,7 @@ struct daemon_env {
 extern struct daemon_env denv;
 
 /* Tags for the epoll loop: the first member of each watched object. */
-enum ev_kind { EV_LISTEN, EV_CLIENT, EV_SIGNAL, EV_TIMER, EV_PIDFD };
+enum ev_kind { EV_LISTEN, EV_CLIENT, EV_SIGNAL, EV_TIMER, EV_PIDFD, EV_JOB };
 struct ev_tag {
 	enum ev_kind kind;
 	int fd;
@@ -109,11 +110,41 @@ struct peer {
 	unsigned int nb_groups;
 };
 
+/*
+ * A pool being created for a client: its segment (gigabytes can take
+ * seconds to allocate) is built by a thread of its own, so that the
+ * daemon goes on answering meanwhile; the eventfd of tag says when it is
+ * done, and the loop finishes the creation (pool_create_end()).
+ */
+struct create_job {
+	struct ev_tag tag;		/* EV_JOB */
+	struct cds_list_head node;
+	struct create_req req;
+	void *owner;			/* the client to answer, or NULL */
+	pthread_t thread;
+	/* What the thread made of it. */
+	int ret;
+	int huge;
+	char path[PATH_MAX];
+	char err[PATH_MAX + 512];
+	char note[PATH_MAX + 512];	/* logged: huge pages fell through */
+};
+
 int pools_adopt(void);
 void pools_index_write(void);
 struct pool *pool_find(const char *name);
 int pool_create(const struct create_req *r, struct pool **pp,
 		const char **field, char *err, size_t errsz);
+/* The same in a thread: 0 with *jp under way, or the error at once. */
+int pool_create_start(const struct create_req *r, void *owner,
+		struct create_job **jp, const char **field, char *err,
+		size_t errsz);
+/* Once its eventfd is readable (or to wait for it): pool_create()'s
+ * result; the caller frees j. */
+int pool_create_end(struct create_job *j, struct pool **pp,
+		const char **field, char *err, size_t errsz);
+/* The oldest creation under way, or NULL. */
+struct create_job *pool_create_pending(void);
 int pool_destroy(struct pool *p, int force, char *err, size_t errsz);
 void pools_destroy_all(void);
 void pools_release(void);
@@ -137,6 +168,8 @@ int server_start(const char *path, int epfd, char *err, size_t errsz);
 void server_stop(const char *path);
 void server_tick(void);
 void server_event(void *tag, uint32_t events);
+/* Wait for every create under way, and answer its client (shutdown). */
+void server_jobs_finish(void);
 
 extern int epoll_fd;
 int peer_in_group(const struct peer *who, gid_t gid);

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -190,7 +191,20 @@ conn_open(const char *sock)
  * closed the connection, or -errno.
  */
 static ssize_t
+conn_recv(int fd, char *reply, size_t size);
+
+static ssize_t
 conn_call(int fd, const void *req, size_t len, char *reply, size_t size)
+{
+	reply[0] = '\0';
+	if (send(fd, req, len, MSG_NOSIGNAL) != (ssize_t)len)
+		return -errno;
+	return conn_recv(fd, reply, size);
+}
+
+/* The next reply on fd, as conn_call() receives it. */
+static ssize_t
+conn_recv(int fd, char *reply, size_t size)
 {
 	union {
 		struct cmsghdr h;
@@ -205,8 +219,6 @@ conn_call(int fd, const void *req, size_t len, char *reply, size_t size)
 	ssize_t n;
 
 	reply[0] = '\0';
-	if (send(fd, req, len, MSG_NOSIGNAL) != (ssize_t)len)
-		return -errno;
 	do
 		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
@@ -1491,6 +1503,110 @@ check_error(const char *r, const char *code, const char *what)
 	ck_assert_msg(strstr(r, " msg=") != NULL, "%s: no msg= in '%s'",
 		what, r);
 }
+
+/* A request sent on fd, its reply not waited for. */
+static void
+conn_send(int fd, const char *text)
+{
+	char req[REQ_MAX + 1];
+	int n = snprintf(req, sizeof(req), "shmpool/1 %s", text);
+
+	ck_assert_int_le(n, REQ_MAX);
+	ck_assert_int_eq(send(fd, req, (size_t)n, MSG_NOSIGNAL), n);
+}
+
+/* Is a reply waiting on fd? */
+static int
+conn_ready(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1;
+}
+
+/*
+ * A create builds its segment (1 GiB here: a second or so to allocate)
+ * while the daemon goes on answering: pings on other connections are
+ * answered before the create is; a second request on the create's own
+ * connection is refused at once (EBUSY); a second create of the name is
+ * refused as under way.  A create whose client went away still makes its
+ * pool.  SIGTERM waits for a create under way, answers it, and exits 0.
+ */
+#define BIG_POOL	"objects=1024 object-size=1048576 cache=0"
+
+static void await_pool(const struct daemon *d, const char *name, double secs);
+
+START_TEST(test_create_in_background)
+{
+	char reply[REPLY_MAX + 1];
+	unsigned int pings = 0;
+	double deadline;
+	struct daemon d;
+	const char *r;
+	int a, status;
+
+	d_init(&d, "bgcreate");
+	d_start(&d);
+
+	a = conn_open(d.sock);
+	ck_assert_int_ge(a, 0);
+	conn_send(a, "create name=big " BIG_POOL);
+	conn_send(a, "ping");
+	ck_assert_int_gt(conn_recv(a, reply, sizeof(reply)), 0);
+	ck_assert_str_eq(reply, "shmpool/1 error EBUSY msg=a create is under "
+		"way on this connection: one request at a time");
+	check_error(ask(&d, "create name=big objects=8 object-size=64"),
+		"EEXIST", "a second create of big");
+	ck_assert(strstr(ask(&d, "create name=big objects=8 object-size=64"),
+		"msg=pool 'big' is being created") != NULL);
+	deadline = now() + 60;
+	while (!conn_ready(a)) {
+		ck_assert_msg(now() < deadline, "no answer to the create in "
+			"60 s");
+		check_alive(&d, "a create under way");
+		pings++;
+		usleep(1000);
+	}
+	ck_assert_uint_gt(pings, 0);
+	ck_assert_int_gt(conn_recv(a, reply, sizeof(reply)), 0);
+	ck_assert_prefix(reply, "shmpool/1 ok name=big ");
+	ck_assert_kv(reply, "memory", "shm");
+	/* The connection serves requests again. */
+	ck_assert_int_gt(conn_call(a, "shmpool/1 info name=big", 23, reply,
+		sizeof(reply)), 0);
+	ck_assert_prefix(reply, "shmpool/1 ok name=big ");
+	ck_assert_kv_u(reply, "objects", 1024);
+	close(a);
+	ck_assert_prefix(ask(&d, "destroy name=big"), "shmpool/1 ok name=big");
+
+	/* Its client gone at once: the pool is made all the same. */
+	a = conn_open(d.sock);
+	ck_assert_int_ge(a, 0);
+	conn_send(a, "create name=big2 " BIG_POOL);
+	close(a);
+	await_pool(&d, "big2", 60);
+	ck_assert_prefix(ask(&d, "destroy name=big2"),
+		"shmpool/1 ok name=big2");
+
+	/* SIGTERM while a create is under way: answered, then exit 0. */
+	a = conn_open(d.sock);
+	ck_assert_int_ge(a, 0);
+	conn_send(a, "create name=big3 " BIG_POOL);
+	r = ask(&d, "create name=big3 objects=8 object-size=64");
+	ck_assert_msg(strstr(r, "msg=pool 'big3' is being created") != NULL,
+		"not under way: '%s'", r);
+	ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
+	ck_assert_int_gt(conn_recv(a, reply, sizeof(reply)), 0);
+	ck_assert_prefix(reply, "shmpool/1 ok name=big3 ");
+	close(a);
+	ck_assert_msg(wait_exit(d.pid, 60, &status), "shmpoold still running "
+		"60 s after SIGTERM");
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		"status 0x%x; stderr:\n%s", status, slurp(d.err));
+	d.pid = -1;
+	tu_rm_tree(d.dir);
+}
+END_TEST
 
 START_TEST(test_bad_requests)
 {
@@ -3160,6 +3276,7 @@ daemon_suite(void)
 	tcase_add_test(tc, test_kill_in_put);
 	tcase_add_test(tc, test_kill_daemon);
 	tcase_add_test(tc, test_bad_requests);
+	tcase_add_test(tc, test_create_in_background);
 	tcase_add_test(tc, test_empty_packet);
 	tcase_add_test(tc, test_flush_size_zero);
 	tcase_add_test(tc, test_other_version);
