@@ -466,11 +466,16 @@ shmpool_cache_release(struct shmpool_cache *cache)
 	pthread_mutex_unlock(&h->lock);
 	if (slot_retire(h, s, getpid()) == -ENOSPC) {
 		/* Still this process's cache, with its objects, to use or
-		 * release again once the ring has room. */
-		uatomic_set(&s->owner, SLOT_OWNER(SEG_SLOT_CLAIMED, getpid()));
-		pthread_mutex_lock(&h->lock);
-		h->owned[s - h->slots] = 1;
-		pthread_mutex_unlock(&h->lock);
+		 * release again once the ring has room; unless shmpoold
+		 * took the slot meanwhile. */
+		if (uatomic_cmpxchg(&s->owner,
+				SLOT_OWNER(SEG_SLOT_RELEASING, getpid()),
+				SLOT_OWNER(SEG_SLOT_CLAIMED, getpid())) ==
+				SLOT_OWNER(SEG_SLOT_RELEASING, getpid())) {
+			pthread_mutex_lock(&h->lock);
+			h->owned[s - h->slots] = 1;
+			pthread_mutex_unlock(&h->lock);
+		}
 		return seterr(-ENOSPC, "pool '%s': the ring is full (an object "
 			"was put twice); the cache keeps its objects and "
 			"stays claimed", h->name);

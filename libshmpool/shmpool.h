@@ -140,7 +140,8 @@ SHMPOOL_API int shmpool_attach(const char *name, const struct shmpool_attach_opt
  * other call may use pool, or a cache claimed through it, meanwhile, nor
  * after: the attachment is gone even when this fails with -ENOSPC.
  * Returns 0; -EINVAL for NULL or a pool that is not an attachment of
- * this process (detached already); -ENOSPC when a cache could not be
+ * this process (detached already, while no new attachment has its
+ * address); -ENOSPC when a cache could not be
  * flushed, the ring being full (only a double put causes it): that cache
  * keeps its objects and its slot.
  */

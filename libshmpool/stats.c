@@ -164,15 +164,15 @@ stats_read_all(const struct pool_handle *h, struct shmpool_stats *st)
 		cmm_smp_rmb();
 		if (!moving && folds_read(h, &moving) == before && !moving)
 			return;
-		if (++tries < CACHE_READ_SPINS) {
-			caa_cpu_relax();
-			continue;
-		}
+		/* Each try is a whole sum: the wait counts from the first. */
 		if (deadline == 0)
 			deadline = now_ns() + CACHE_READ_WAIT_NS;
 		else if (now_ns() > deadline)
 			return;		/* stopped or killed in a move */
-		sched_yield();
+		if (++tries < CACHE_READ_SPINS)
+			caa_cpu_relax();
+		else
+			sched_yield();
 	}
 }
 

@@ -714,6 +714,12 @@ do_create(struct ctl *c, int argc, char **argv)
 		}
 		return EXIT_OK;
 	}
+	if (ret < 0 && c->unreachable && c->msg.verb == NULL &&
+	    strstr(shmpool_last_error(), "timed out") != NULL)
+		return ctl_error(c, EXIT_UNREACHABLE, "unreachable", NULL, NULL,
+			"shmpoold did not answer the create of '%s' in %d s; "
+			"it may still be building it (see shmpoolctl info %s)",
+			a.name, CREATE_WAIT_S, a.name);
 	if (ret < 0)
 		return call_fail(c, ret, 0);
 	name = proto_get(&c->msg, "name") != NULL ?

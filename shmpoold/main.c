@@ -174,17 +174,21 @@ config_lists(const struct config *c, const char *name)
 /*
  * Create the config's pools that do not exist yet; with old (a reload),
  * only those old did not list: a pool the operator destroyed since is not
- * made again.
+ * made again.  At start, before the socket serves, one after the other;
+ * on a reload, each in the background, as a client's create, so that
+ * the daemon goes on answering (failures are logged when they end).
  */
 static void
 config_pools(const struct config *c, const struct config *old)
 {
 	struct create_req *r, req;
+	struct create_job *j;
 	const char *field;
 	char err[PATH_MAX + 512];
+	int ret;
 
 	cds_list_for_each_entry(r, &c->pools, node) {
-		if (pool_find(r->name) != NULL ||
+		if (pool_find(r->name) != NULL || pool_being_created(r->name) ||
 		    (old != NULL && config_lists(old, r->name)))
 			continue;
 		req = *r;
@@ -192,7 +196,18 @@ config_pools(const struct config *c, const struct config *old)
 			req.owner = geteuid();
 		if (!req.group_set)
 			req.group = denv.group;
-		if (pool_create(&req, NULL, &field, err, sizeof(err)) < 0)
+		if (old == NULL) {
+			ret = pool_create(&req, NULL, &field, err,
+				sizeof(err));
+		} else {
+			ret = pool_create_start(&req, NULL, &j, &field, err,
+				sizeof(err));
+			if (ret == 0)
+				snprintf(j->origin, sizeof(j->origin),
+					"%.*s:%u", PATH_MAX - 1, c->file,
+					r->line);
+		}
+		if (ret < 0)
 			log_msg(LOG_ERR, "%s:%u: pool '%s' not created: %s",
 				c->file, r->line, r->name, err);
 	}
@@ -552,12 +567,14 @@ main(int argc, char **argv)
 			}
 		}
 		watches_reap();
+		server_reap();
 	}
 
 	log_msg(LOG_INFO, "shutting down%s", conf.destroy_on_exit ?
 		", destroying every pool (destroy-on-exit)" : "");
 	server_jobs_finish();
 	server_stop(denv.socket);
+	server_reap();
 	if (conf.destroy_on_exit)
 		pools_destroy_all();
 	pools_release();

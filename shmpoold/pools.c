@@ -563,8 +563,6 @@ static int
 create_check(const struct create_req *r, const char **field, char *err,
 		size_t errsz)
 {
-	struct create_job *j;
-
 	*field = NULL;
 	if (pool_find(r->name) != NULL || file_exists(denv.hugetlbfs, r->name)
 			|| file_exists(denv.shm_dir, r->name)) {
@@ -572,13 +570,10 @@ create_check(const struct create_req *r, const char **field, char *err,
 		snprintf(err, errsz, "pool '%s' already exists", r->name);
 		return -EEXIST;
 	}
-	cds_list_for_each_entry(j, &job_list, node) {
-		if (strcmp(j->req.name, r->name) == 0) {
-			*field = "name";
-			snprintf(err, errsz, "pool '%s' is being created",
-				r->name);
-			return -EEXIST;
-		}
+	if (pool_being_created(r->name)) {
+		*field = "name";
+		snprintf(err, errsz, "pool '%s' is being created", r->name);
+		return -EEXIST;
 	}
 	if (r->policy == SEG_POLICY_REQUIRE && denv.hugetlbfs[0] == '\0') {
 		snprintf(err, errsz, "pool '%s': huge=require, but shmpoold "
@@ -769,6 +764,17 @@ pool_create_end(struct create_job *j, struct pool **pp, const char **field,
 	close(j->tag.fd);
 	cds_list_del(&j->node);
 	return create_end(j, pp, field, err, errsz);
+}
+
+int
+pool_being_created(const char *name)
+{
+	struct create_job *j;
+
+	cds_list_for_each_entry(j, &job_list, node)
+		if (strcmp(j->req.name, name) == 0)
+			return 1;
+	return 0;
 }
 
 struct create_job *

@@ -38,6 +38,8 @@ struct client {
 static struct ev_tag listen_tag = { EV_LISTEN, -1, 0 };
 static int listen_paused;		/* out of descriptors */
 static CDS_LIST_HEAD(client_list);
+/* Clients closed while the event loop may still hold their events. */
+static CDS_LIST_HEAD(client_graveyard);
 static unsigned int nb_clients;
 
 /* A reply being built. */
@@ -117,12 +119,27 @@ client_close(struct client *c)
 		c->job->owner = NULL;
 	epoll_ctl(epoll_fd, EPOLL_CTL_DEL, c->tag.fd, NULL);
 	close(c->tag.fd);
+	c->tag.fd = -1;
+	/* Freed after the batch (server_reap()): an event of it may still
+	 * come later in this one. */
+	c->tag.dead = 1;
 	cds_list_del(&c->node);
-	free(c->who.groups);
-	free(c);
+	cds_list_add(&c->node, &client_graveyard);
 	nb_clients--;
 	if (listen_paused)
 		listen_pause(0);
+}
+
+void
+server_reap(void)
+{
+	struct client *c, *tmp;
+
+	cds_list_for_each_entry_safe(c, tmp, &client_graveyard, node) {
+		cds_list_del(&c->node);
+		free(c->who.groups);
+		free(c);
+	}
 }
 
 int
@@ -820,6 +837,9 @@ job_done(struct create_job *j)
 	int ret;
 
 	ret = pool_create_end(j, &p, &field, text, sizeof(text));
+	if (c == NULL && ret < 0)
+		log_msg(LOG_ERR, "%s%spool '%s' not created: %s", j->origin,
+			j->origin[0] != '\0' ? ": " : "", j->req.name, text);
 	if (c != NULL) {
 		c->job = NULL;
 		c->last_ms = now_ms();
@@ -851,6 +871,8 @@ server_event(void *tag, uint32_t events)
 	struct ev_tag *t = tag;
 
 	(void)events;
+	if (t->dead)
+		return;
 	if (t->kind == EV_LISTEN) {
 		server_accept();
 	} else if (t->kind == EV_CLIENT) {

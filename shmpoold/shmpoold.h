@@ -121,6 +121,7 @@ struct create_job {
 	struct cds_list_head node;
 	struct create_req req;
 	void *owner;			/* the client to answer, or NULL */
+	char origin[PATH_MAX + 16];	/* "FILE:LINE" of a config's pool */
 	pthread_t thread;
 	/* What the thread made of it. */
 	int ret;
@@ -145,6 +146,8 @@ int pool_create_end(struct create_job *j, struct pool **pp,
 		const char **field, char *err, size_t errsz);
 /* The oldest creation under way, or NULL. */
 struct create_job *pool_create_pending(void);
+/* Is a pool of that name being created? */
+int pool_being_created(const char *name);
 int pool_destroy(struct pool *p, int force, char *err, size_t errsz);
 void pools_destroy_all(void);
 void pools_release(void);
@@ -170,6 +173,8 @@ void server_tick(void);
 void server_event(void *tag, uint32_t events);
 /* Wait for every create under way, and answer its client (shutdown). */
 void server_jobs_finish(void);
+/* After a batch of events: free the clients closed during it. */
+void server_reap(void);
 
 extern int epoll_fd;
 int peer_in_group(const struct peer *who, gid_t gid);
