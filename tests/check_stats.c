@@ -405,8 +405,8 @@ END_TEST
  * counted in all, and none goes back.  Each round of a process: a refill
  * of 32 + 8 and 10 x (get 8, put 8) hits, then its release.
  */
-#define REL_PROCS	2
-#define REL_ROUNDS	1500
+#define REL_PROCS	3
+#define REL_ROUNDS	2000
 #define REL_ROUND_OPS	10
 
 static int
