@@ -657,6 +657,14 @@ create_parse(struct verb_args *va, struct create_args *a)
 		return usage_error(c, u, "--cache: %" PRIu64 " needs at least "
 			"%" PRIu64 " objects (1.5 times), --objects is %"
 			PRIu64, a->cache, a->cache * 3 / 2, a->objects);
+	/* References count cache lines in 32 bits: 256 GiB of objects,
+	 * each rounded up to a line. */
+	if (a->objects * ((a->object_size + SHMPOOL_CACHE_LINE - 1) &
+			~(uint64_t)(SHMPOOL_CACHE_LINE - 1)) >
+			UINT64_C(1) << (32 + SHMPOOL_REF_SHIFT))
+		return usage_error(c, u, "--objects %" PRIu64 " of "
+			"--object-size %" PRIu64 " exceed the 256 GiB a pool "
+			"can address", a->objects, a->object_size);
 	return 0;
 }
 

@@ -659,6 +659,8 @@ create x --objects ten --object-size 64
 create .x --objects 10 --object-size 64
 create x y --objects 10 --object-size 64
 create x --objects 10 --object-size 64 --bogus
+create x --objects 1073741824 --object-size 1048576
+create x --objects 4194305 --object-size 65536
 create x --objects 10 --object-size 64 --owner -1
 create x --objects 10 --object-size 64 --owner 4294967295
 create x --objects 10 --object-size 64 --group -2
