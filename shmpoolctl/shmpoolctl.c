@@ -1170,10 +1170,14 @@ do_list(struct ctl *c, int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* dump and watch do without the daemon: one that is stopped (SIGSTOP)
+ * holds them up no more than this. */
+#define LIST_WAIT_S	1
+
 int
 pools_from_daemon(struct ctl *c, struct pool_refs *refs)
 {
-	struct req r = { .len = 0 };
+	struct req r = { .len = 0, .wait_s = LIST_WAIT_S };
 	struct pool_line *lines;
 	const char *name, *path, *broken;
 	size_t n, i;
