@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shmpoolctl.h"
@@ -668,6 +669,45 @@ create_parse(struct verb_args *va, struct create_args *a)
 	return 0;
 }
 
+#define EXISTS		1	/* await_pool(): the pool is there */
+#define AWAIT_POLL_NS	50000000
+
+/*
+ * create --if-not-exists found the name taken: by a pool, or by another
+ * create still building its segment, whose pool answers info only once
+ * built.  Wait until info answers (EXISTS), or create it after all if
+ * that other create failed (0, the create's reply in c->msg); else the
+ * failure, as ctl_call() returns it, or -ETIMEDOUT after CREATE_WAIT_S.
+ */
+static int
+await_pool(struct ctl *c, const struct req *create, const char *name)
+{
+	const struct timespec pause = { 0, AWAIT_POLL_NS };
+	struct req info = { .len = 0 };
+	unsigned long waited_ns = 0;
+	int ret;
+
+	ret = req_add(c, &info, "info", NULL);
+	if (ret == 0)
+		ret = req_add(c, &info, "name", name);
+	if (ret != 0)
+		return ret;
+	for (;;) {
+		ret = ctl_call(c, &info);
+		if (ret == 0)
+			return EXISTS;
+		if (ret != -ENOENT || c->unreachable)
+			return ret;
+		if (waited_ns >= (unsigned long)CREATE_WAIT_S * 1000000000UL)
+			return -ETIMEDOUT;
+		nanosleep(&pause, NULL);
+		waited_ns += AWAIT_POLL_NS;
+		ret = ctl_call(c, create);
+		if (ret != -EEXIST || c->unreachable)
+			return ret;
+	}
+}
+
 static int
 do_create(struct ctl *c, int argc, char **argv)
 {
@@ -709,7 +749,12 @@ do_create(struct ctl *c, int argc, char **argv)
 		return ret;
 
 	ret = ctl_call(c, &r);
-	if (ret == -EEXIST && a.if_not_exists && !c->unreachable) {
+	if (ret == -EEXIST && a.if_not_exists && !c->unreachable)
+		ret = await_pool(c, &r, a.name);
+	if (ret == -ETIMEDOUT)
+		return ctl_fail_local(c, ETIMEDOUT, "pool '%s' is still being "
+			"created after %d s", a.name, CREATE_WAIT_S);
+	if (ret == EXISTS) {
 		if (c->json) {
 			jw_init(&w, c->out);
 			jw_obj_open(&w, NULL);

@@ -707,6 +707,24 @@ done
 run 1 "$ctl" create p --objects 1024 --object-size 64
 run 0 "$ctl" create p --objects 1024 --object-size 64 --if-not-exists
 same "create --if-not-exists of an existing pool" "$(cat "$out")" "pool p exists"
+# --if-not-exists while another create of the name is still building its
+# segment (1 GiB): it waits until the pool is there.
+"$ctl" create big --objects 1024 --object-size 1048576 --cache 0 \
+	>"$dir/big.out" 2>&1 &
+bigpid=$!
+i=0
+until ls "$dir"/.shmpool-new.big.* >/dev/null 2>&1; do
+	i=$((i + 1))
+	[ $i -lt 2000 ] || { fail "the create of big never started"; break; }
+	sleep 0.005
+done
+run 0 "$ctl" create big --objects 8 --object-size 64 --if-not-exists
+same "create --if-not-exists of a pool being created" "$(cat "$out")" "pool big exists"
+run 0 "$ctl" info big
+grep -q '^objects: 1024$' "$out" || fail "info big: $(cat "$out")"
+wait "$bigpid" || fail "the create of big: $(cat "$dir/big.out")"
+grep -q '^created big ' "$dir/big.out" || fail "create big: $(cat "$dir/big.out")"
+run 0 "$ctl" destroy big
 run 1 "$ctl" flush p --slot 63
 run 1 "$ctl" flush p --slot 64
 # Attached processes keep a pool from being destroyed.
