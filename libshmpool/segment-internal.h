@@ -108,6 +108,15 @@ pool_handle(const struct shmpool *pool)
 }
 
 /* segment.c */
+/* Do count objects of size bytes, each rounded up to a cache line, fit
+ * in what a 32-bit reference of cache lines covers (256 GiB)? */
+static inline int
+seg_objs_fit(uint64_t count, uint64_t size)
+{
+	return count * ((size + SHMPOOL_CACHE_LINE - 1) /
+		SHMPOOL_CACHE_LINE * SHMPOOL_CACHE_LINE) <=
+		UINT64_C(1) << (32 + SHMPOOL_REF_SHIFT);
+}
 #define SEG_TMP_PREFIX	".shmpool-new."	/* a segment being built */
 int seg_create(const char *path, const char *name,
 		const struct shmpool_params *params, mode_t mode, uid_t uid,

@@ -114,9 +114,7 @@ params_check(const char *name, const struct shmpool_params *p)
 		return seterr(-EINVAL, "pool '%s': slot count %u is out of "
 			"range 0..%u (0: the default, %u)", name, p->nb_slots,
 			SHMPOOL_SLOTS_MAX, SHMPOOL_SLOTS_DEFAULT);
-	/* References count cache lines in 32 bits. */
-	if ((uint64_t)p->obj_count * ALIGN_UP(p->obj_size, SHMPOOL_CACHE_LINE)
-			> (UINT64_C(1) << (32 + SHMPOOL_REF_SHIFT)))
+	if (!seg_objs_fit(p->obj_count, p->obj_size))
 		return seterr(-EINVAL, "pool '%s': %u objects of %u bytes "
 			"exceed the 256 GiB a pool can address", name,
 			p->obj_count, p->obj_size);

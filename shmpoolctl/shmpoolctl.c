@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "segment-internal.h"
 #include "shmpoolctl.h"
 
 #define MODE_MAX		0777
@@ -658,11 +659,7 @@ create_parse(struct verb_args *va, struct create_args *a)
 		return usage_error(c, u, "--cache: %" PRIu64 " needs at least "
 			"%" PRIu64 " objects (1.5 times), --objects is %"
 			PRIu64, a->cache, a->cache * 3 / 2, a->objects);
-	/* References count cache lines in 32 bits: 256 GiB of objects,
-	 * each rounded up to a line. */
-	if (a->objects * ((a->object_size + SHMPOOL_CACHE_LINE - 1) &
-			~(uint64_t)(SHMPOOL_CACHE_LINE - 1)) >
-			UINT64_C(1) << (32 + SHMPOOL_REF_SHIFT))
+	if (!seg_objs_fit(a->objects, a->object_size))
 		return usage_error(c, u, "--objects %" PRIu64 " of "
 			"--object-size %" PRIu64 " exceed the 256 GiB a pool "
 			"can address", a->objects, a->object_size);
