@@ -601,7 +601,6 @@ create_build(struct create_job *j)
 		ret = seg_create(j->path, r->name, &r->params, r->mode,
 			r->owner, r->group);
 		if (ret == 0) {
-			j->huge = 1;
 			j->ret = 0;
 			return;
 		}
@@ -623,7 +622,6 @@ create_build(struct create_job *j)
 			"(%s); using %s", r->name, shmpool_last_error(),
 			denv.shm_dir);
 	}
-	j->huge = 0;
 	snprintf(j->path, sizeof(j->path), "%s/shmpool.%s", denv.shm_dir,
 		r->name);
 	ret = seg_create(j->path, r->name, &r->params, r->mode, r->owner,
@@ -667,6 +665,24 @@ create_end(struct create_job *j, struct pool **pp, const char **field,
 	return 0;
 }
 
+/* The checks passed, a job for r: 0, or the error. */
+static int
+create_job_new(const struct create_req *r, struct create_job **jp,
+		const char **field, char *err, size_t errsz)
+{
+	int ret = create_check(r, field, err, errsz);
+
+	if (ret < 0)
+		return ret;
+	*jp = calloc(1, sizeof(**jp));
+	if (*jp == NULL) {
+		snprintf(err, errsz, "pool '%s': out of memory", r->name);
+		return -ENOMEM;
+	}
+	(*jp)->req = *r;
+	return 0;
+}
+
 int
 pool_create(const struct create_req *r, struct pool **pp, const char **field,
 		char *err, size_t errsz)
@@ -674,15 +690,9 @@ pool_create(const struct create_req *r, struct pool **pp, const char **field,
 	struct create_job *j;
 	int ret;
 
-	ret = create_check(r, field, err, errsz);
+	ret = create_job_new(r, &j, field, err, errsz);
 	if (ret < 0)
 		return ret;
-	j = calloc(1, sizeof(*j));
-	if (j == NULL) {
-		snprintf(err, errsz, "pool '%s': out of memory", r->name);
-		return -ENOMEM;
-	}
-	j->req = *r;
 	create_build(j);
 	ret = create_end(j, pp, field, err, errsz);
 	free(j);
@@ -711,15 +721,9 @@ pool_create_start(const struct create_req *r, void *owner,
 	struct create_job *j;
 	int ret;
 
-	ret = create_check(r, field, err, errsz);
+	ret = create_job_new(r, &j, field, err, errsz);
 	if (ret < 0)
 		return ret;
-	j = calloc(1, sizeof(*j));
-	if (j == NULL) {
-		snprintf(err, errsz, "pool '%s': out of memory", r->name);
-		return -ENOMEM;
-	}
-	j->req = *r;
 	j->owner = owner;
 	j->tag.kind = EV_JOB;
 	j->tag.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

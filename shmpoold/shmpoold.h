@@ -125,7 +125,6 @@ struct create_job {
 	pthread_t thread;
 	/* What the thread made of it. */
 	int ret;
-	int huge;
 	char path[PATH_MAX];
 	char err[PATH_MAX + 512];
 	char note[PATH_MAX + 512];	/* logged: huge pages fell through */
