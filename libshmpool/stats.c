@@ -40,6 +40,23 @@ now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
 }
 
+/* Before reading again: spin, then yield.  0 (and no wait) once
+ * CACHE_READ_WAIT_NS have passed since the first yield. */
+static int
+read_again(uint32_t *tries, uint64_t *deadline)
+{
+	if (++*tries < CACHE_READ_SPINS) {
+		caa_cpu_relax();
+		return 1;
+	}
+	if (*deadline == 0)
+		*deadline = now_ns() + CACHE_READ_WAIT_NS;
+	else if (now_ns() > *deadline)
+		return 0;
+	sched_yield();
+	return 1;
+}
+
 /* The length of a cache another process may be using. */
 uint32_t
 cache_len_read(const struct shmpool_cache *c)
@@ -70,26 +87,20 @@ cache_stats_add(struct shmpool_stats *st, const struct shmpool_cache *c)
 		cmm_smp_rmb();
 		if (!(seq & 1) && uatomic_read(&c->seq) == seq)
 			break;
-		if (++tries < CACHE_READ_SPINS) {
-			caa_cpu_relax();
+		if (read_again(&tries, &deadline))
 			continue;
-		}
-		if (deadline == 0) {
-			deadline = now_ns() + CACHE_READ_WAIT_NS;
-		} else if (now_ns() > deadline) {
-			/* Stopped, or killed, in the middle of a change:
-			 * its record says what it is to leave, whole while
-			 * seq stays the same odd value.  Else read again. */
-			seq = uatomic_read(&c->seq);
-			if (seq & 1) {
-				cmm_smp_rmb();
+		/* Stopped, or killed, in the middle of a change: its record
+		 * says what it is to leave, whole while seq stays the same
+		 * odd value.  Else read again. */
+		seq = uatomic_read(&c->seq);
+		if (seq & 1) {
+			cmm_smp_rmb();
 #define READ(f) v.f = uatomic_read(&c->change.f);
-				SHMPOOL_CACHE_CHANGE_(READ)
+			SHMPOOL_CACHE_CHANGE_(READ)
 #undef READ
-				cmm_smp_rmb();
-				if (uatomic_read(&c->seq) == seq)
-					break;
-			}
+			cmm_smp_rmb();
+			if (uatomic_read(&c->seq) == seq)
+				break;
 		}
 		sched_yield();
 	}
@@ -164,15 +175,8 @@ stats_read_all(const struct pool_handle *h, struct shmpool_stats *st)
 		cmm_smp_rmb();
 		if (!moving && folds_read(h, &moving) == before && !moving)
 			return;
-		/* Each try is a whole sum: the wait counts from the first. */
-		if (deadline == 0)
-			deadline = now_ns() + CACHE_READ_WAIT_NS;
-		else if (now_ns() > deadline)
+		if (!read_again(&tries, &deadline))
 			return;		/* stopped or killed in a move */
-		if (++tries < CACHE_READ_SPINS)
-			caa_cpu_relax();
-		else
-			sched_yield();
 	}
 }
 
