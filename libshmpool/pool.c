@@ -452,6 +452,7 @@ int
 shmpool_cache_release(struct shmpool_cache *cache)
 {
 	struct pool_handle *h = pool_find_cache(cache);
+	uint64_t releasing = SLOT_OWNER(SEG_SLOT_RELEASING, getpid());
 	struct seg_slot *s;
 
 	clearerr_shmpool();
@@ -468,10 +469,9 @@ shmpool_cache_release(struct shmpool_cache *cache)
 		/* Still this process's cache, with its objects, to use or
 		 * release again once the ring has room; unless shmpoold
 		 * took the slot meanwhile. */
-		if (uatomic_cmpxchg(&s->owner,
-				SLOT_OWNER(SEG_SLOT_RELEASING, getpid()),
+		if (uatomic_cmpxchg(&s->owner, releasing,
 				SLOT_OWNER(SEG_SLOT_CLAIMED, getpid())) ==
-				SLOT_OWNER(SEG_SLOT_RELEASING, getpid())) {
+				releasing) {
 			pthread_mutex_lock(&h->lock);
 			h->owned[s - h->slots] = 1;
 			pthread_mutex_unlock(&h->lock);

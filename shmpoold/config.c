@@ -415,8 +415,6 @@ config_load(const char *file, struct config *c, char *err, size_t errsz)
 			goto bad;
 		} else if (strcmp(key, "hugetlbfs") == 0) {
 			c->hugetlbfs_line = lineno;
-		} else if (strcmp(key, "shm-dir") == 0) {
-			c->shm_dir_line = lineno;
 		}
 	}
 	if (ferror(f)) {

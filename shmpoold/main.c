@@ -106,7 +106,6 @@ find_hugetlbfs(char *dir, size_t dirsz)
 static int
 settle(const struct opts *o, const struct config *c, char *err, size_t errsz)
 {
-	char who[448];
 	const char *s, *h;
 	struct statfs sfs;
 
@@ -122,23 +121,24 @@ settle(const struct opts *o, const struct config *c, char *err, size_t errsz)
 
 	h = o->hugetlbfs != NULL ? o->hugetlbfs :
 		c->hugetlbfs[0] != '\0' ? c->hugetlbfs : NULL;
-	/* Who set it: the option, or the config's line. */
-	if (o->hugetlbfs != NULL)
-		snprintf(who, sizeof(who), "--hugetlbfs");
-	else
-		snprintf(who, sizeof(who), "%.400s:%u: hugetlbfs", c->file,
-			c->hugetlbfs_line);
 	if (h == NULL) {
 		find_hugetlbfs(denv.hugetlbfs, sizeof(denv.hugetlbfs));
 	} else if (strcmp(h, "none") != 0) {
 		if (strlen(h) >= DIR_MAX) {
-			snprintf(err, errsz, "%.448s: path longer than %d "
-				"bytes", who, DIR_MAX - 1);
+			snprintf(err, errsz, "--hugetlbfs: path longer than "
+				"%d bytes", DIR_MAX - 1);
 			return -1;
 		}
+		/* Named by who set it: the option, or the config's line
+		 * (which cannot be too long for the test above). */
 		if (statfs(h, &sfs) < 0 || sfs.f_type != HUGETLBFS_MAGIC) {
-			snprintf(err, errsz, "%.448s %.256s: not a "
-				"hugetlbfs mount", who, h);
+			if (o->hugetlbfs != NULL)
+				snprintf(err, errsz, "--hugetlbfs %.256s: not a "
+					"hugetlbfs mount", h);
+			else
+				snprintf(err, errsz, "%.400s:%u: hugetlbfs "
+					"%.256s: not a hugetlbfs mount",
+					c->file, c->hugetlbfs_line, h);
 			return -1;
 		}
 		memcpy(denv.hugetlbfs, h, strlen(h) + 1);
@@ -146,13 +146,8 @@ settle(const struct opts *o, const struct config *c, char *err, size_t errsz)
 	s = o->shm_dir != NULL ? o->shm_dir :
 		c->shm_dir[0] != '\0' ? c->shm_dir : SHM_DIR_DEFAULT;
 	if (strlen(s) >= DIR_MAX) {
-		if (o->shm_dir != NULL)
-			snprintf(err, errsz, "--shm-dir: path longer than %d "
-				"bytes", DIR_MAX - 1);
-		else
-			snprintf(err, errsz, "%.400s:%u: shm-dir: path "
-				"longer than %d bytes", c->file,
-				c->shm_dir_line, DIR_MAX - 1);
+		snprintf(err, errsz, "--shm-dir: path longer than %d bytes",
+			DIR_MAX - 1);
 		return -1;
 	}
 	memcpy(denv.shm_dir, s, strlen(s) + 1);

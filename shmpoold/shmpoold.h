@@ -55,8 +55,7 @@ struct config {
 	char socket[108];
 	char hugetlbfs[PATH_MAX];	/* "" unset, "none" disabled */
 	char shm_dir[PATH_MAX];
-	unsigned int hugetlbfs_line;	/* where each was set, for errors */
-	unsigned int shm_dir_line;
+	unsigned int hugetlbfs_line;	/* where it was set, for errors */
 	char pidfile[PATH_MAX];
 	gid_t group;
 	int group_set;
