@@ -642,16 +642,6 @@ nr_end(struct shmpool *pool, struct nr_step *s, void **x, const char *what)
 		s->ok ? 0 : s->n);
 }
 
-/* Slots in use in the pool, as an attachment sees them. */
-static unsigned int
-slots_in_use(struct shmpool *pool)
-{
-	struct shmpool_info info;
-
-	ck_assert_int_eq(shmpool_info(pool, &info), 0);
-	return info.slots_in_use;
-}
-
 /*
  * A release or a detach whose cache cannot go back, the ring being full
  * (an object was put twice): -ENOSPC.  A released cache stays claimed,
@@ -667,7 +657,7 @@ START_TEST(test_release_no_room)
 	tu_create("relroom", 16, 64, 4, 4);
 	pool = tu_attach("relroom", 0);
 	ck_assert_int_eq(shmpool_cache_claim(pool, 4, &c), 0);
-	ck_assert_uint_eq(slots_in_use(pool), 2);
+	ck_assert_uint_eq(tu_slots_in_use(pool), 2);
 	/* 4 from the ring into c, then the same 4 straight back to the
 	 * ring: 16 references in a ring of 16, and 4 more in c. */
 	ck_assert_int_eq(shmpool_generic_get(pool, a, 4, NULL), 0);
@@ -681,7 +671,7 @@ START_TEST(test_release_no_room)
 		"full (an object was put twice); the cache keeps its objects "
 		"and stays claimed");
 	ck_assert_uint_eq(shmpool_cache_len_(c), 4);
-	ck_assert_uint_eq(slots_in_use(pool), 2);
+	ck_assert_uint_eq(tu_slots_in_use(pool), 2);
 	/* Still usable: a hit takes its top object. */
 	ck_assert_int_eq(shmpool_generic_get(pool, b, 1, c), 0);
 	ck_assert_ptr_eq(b[0], a[3]);
@@ -689,14 +679,14 @@ START_TEST(test_release_no_room)
 	/* Room for 4: released. */
 	ck_assert_int_eq(shmpool_generic_get(pool, b, 4, NULL), 0);
 	ck_assert_int_eq(shmpool_cache_release(c), 0);
-	ck_assert_uint_eq(slots_in_use(pool), 1);
+	ck_assert_uint_eq(tu_slots_in_use(pool), 1);
 	ck_assert_uint_eq(shmpool_avail_count(pool), 16);
 	ck_assert_int_eq(shmpool_cache_release(c), -EINVAL);
 
 	/* The same through the default cache of another attachment: its
 	 * detach cannot flush, says so, and the slot stays taken. */
 	other = tu_attach("relroom", 4);
-	ck_assert_uint_eq(slots_in_use(pool), 2);
+	ck_assert_uint_eq(tu_slots_in_use(pool), 2);
 	ck_assert_int_eq(shmpool_generic_get(pool, b, 4, NULL), 0);
 	ck_assert_int_eq(shmpool_put_bulk(other, b, 4), 0);
 	ck_assert_uint_eq(shmpool_cache_len_(shmpool_default_cache(other)), 4);
@@ -705,7 +695,7 @@ START_TEST(test_release_no_room)
 	ck_assert_str_eq(shmpool_last_error(), "pool 'relroom': the ring is "
 		"full (an object was put twice): 1 cache(s) kept their objects "
 		"and slots");
-	ck_assert_uint_eq(slots_in_use(pool), 2);
+	ck_assert_uint_eq(tu_slots_in_use(pool), 2);
 	/* Gone all the same: a second detach is refused. */
 	ck_assert_int_eq(shmpool_detach(other), -EINVAL);
 	ck_assert_str_eq(shmpool_last_error(), "not an attachment of this "

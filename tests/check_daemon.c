@@ -535,15 +535,6 @@ attach_cache(const char *name, unsigned int cache)
 	return pool;
 }
 
-static unsigned int
-slots_in_use(const struct shmpool *pool)
-{
-	struct shmpool_info info;
-
-	ck_assert_int_eq(shmpool_info(pool, &info), 0);
-	return info.slots_in_use;
-}
-
 static struct shmpool_stats
 stats_add(struct shmpool_stats a, const struct shmpool_stats *b, int times)
 {
@@ -703,7 +694,7 @@ START_TEST(test_create_and_workers)
 	ck_assert_kv_u(r, "in-use", 0);
 
 	pool = attach_cache("p", 0);
-	ck_assert_uint_eq(slots_in_use(pool), 1);
+	ck_assert_uint_eq(tu_slots_in_use(pool), 1);
 	ck_assert_uint_eq(shmpool_avail_count(pool), 1024);
 	ck_assert_uint_eq(shmpool_in_use_count(pool), 0);
 	check_stats(pool, SHMPOOL_STATS_ALL, &total, "all");
@@ -867,7 +858,7 @@ START_TEST(test_kill_worker)
 	ck_assert_int_ne(slot_full, slot_surv);
 
 	pool = attach_cache("k", 0);
-	ck_assert_uint_eq(slots_in_use(pool), 3);
+	ck_assert_uint_eq(tu_slots_in_use(pool), 3);
 	/* Objects in caches are available; the survivor holds 6. */
 	ck_assert_uint_eq(shmpool_avail_count(pool), 1024 - 6);
 	check_stats(pool, slot_full, &full_counts, "doomed slot");
@@ -883,10 +874,10 @@ START_TEST(test_kill_worker)
 	ck_assert_int_eq(kill(full, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(full, &status, 0), full);
 	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	while (slots_in_use(pool) != 2) {
+	while (tu_slots_in_use(pool) != 2) {
 		ck_assert_msg(now() - t0 < RECLAIM_SECS, "the killed worker's "
 			"slot %d is still claimed after %.0f s (%u in use)",
-			slot_full, RECLAIM_SECS, slots_in_use(pool));
+			slot_full, RECLAIM_SECS, tu_slots_in_use(pool));
 		usleep(1000);
 	}
 	dt = now() - t0;
@@ -908,7 +899,7 @@ START_TEST(test_kill_worker)
 	/* The survivor puts its 6 back and detaches. */
 	ck_assert_int_eq(write(ps.go[1], "g", 1), 1);
 	tu_wait_children(&surv, 1, 5);
-	ck_assert_uint_eq(slots_in_use(pool), 1);
+	ck_assert_uint_eq(tu_slots_in_use(pool), 1);
 	both = stats_add(full_counts, &survivor_final, 1);
 	check_stats(pool, SHMPOOL_STATS_RETIRED, &both, "retired at the end");
 	check_stats(pool, SHMPOOL_STATS_ALL, &both, "all at the end");
@@ -1078,7 +1069,7 @@ START_TEST(test_kill_in_put)
 	ring = &pool_handle(pool)->ring;
 	unit = pool_handle(pool)->elt_size >> SHMPOOL_REF_SHIFT;
 	ck_assert_uint_eq(ring->size, KP_OBJS);
-	ck_assert_uint_eq(slots_in_use(pool), 2);
+	ck_assert_uint_eq(tu_slots_in_use(pool), 2);
 	/* cons_head at 10, prod_head at 1024 + 10: 1014 untouched, 4
 	 * written, 6 claimed and unwritten, counted as the put will leave
 	 * them. */
@@ -1115,7 +1106,7 @@ START_TEST(test_kill_in_put)
 	close(pb.go[0]);
 	slot_b = await_ready(&pb);
 	ck_assert_int_ne(slot_b, slot_a);
-	ck_assert_uint_eq(slots_in_use(pool), 3);
+	ck_assert_uint_eq(tu_slots_in_use(pool), 3);
 	ck_assert_kv_u(ask(&d, "info name=p"), "slots-in-use", 3);
 	ck_assert_int_eq(write(pb.go[1], "g", 1), 1);
 	t0 = now();
@@ -1139,7 +1130,7 @@ START_TEST(test_kill_in_put)
 
 	/* B detached; A's slot comes back. */
 	t0 = now();
-	while ((n = (int)slots_in_use(pool)) != 1) {
+	while ((n = (int)tu_slots_in_use(pool)) != 1) {
 		ck_assert_msg(now() - t0 < RECLAIM_SECS, "%d slots in use "
 			"%.0f s after the kill, expected 1", n, RECLAIM_SECS);
 		usleep(1000);
@@ -1354,7 +1345,7 @@ START_TEST(test_kill_daemon)
 	/* The freed slot is the first free one: this attachment may get it,
 	 * with counters from zero. */
 	pool = attach_cache("w", 0);
-	ck_assert_uint_eq(slots_in_use(pool), 2);
+	ck_assert_uint_eq(tu_slots_in_use(pool), 2);
 	if (shmpool_cache_slot(shmpool_default_cache(pool)) == run->w[1].slot)
 		check_stats(pool, run->w[1].slot, &e, "reused slot");
 	else
@@ -1381,7 +1372,7 @@ START_TEST(test_kill_daemon)
 	/* The other worker detaches and exits 0: no call ever failed. */
 	STORE(run->release, 1);
 	tu_wait_children(pids, 1, 5);
-	ck_assert_uint_eq(slots_in_use(pool), 1);
+	ck_assert_uint_eq(tu_slots_in_use(pool), 1);
 	ck_assert_uint_eq(shmpool_avail_count(pool), 1024);
 	{
 		struct shmpool_stats st;
@@ -2870,7 +2861,7 @@ START_TEST(test_stalled_repair)
 	close(ad.p.go[0]);
 	slot_d = await_ready(&ad.p);
 	ck_assert_int_ne(slot_d, slot_l);
-	ck_assert_uint_eq(slots_in_use(pool), 3);
+	ck_assert_uint_eq(tu_slots_in_use(pool), 3);
 	ck_assert_uint_eq(uatomic_read(&ring->r->cons_head), SR_PUT);
 	ck_assert_uint_eq(uatomic_read(&ring->r->prod_head), SR_OBJS + SR_PUT);
 	ck_assert_uint_eq(uatomic_read(&slots[slot_d].cache.ring_op),
@@ -2893,7 +2884,7 @@ START_TEST(test_stalled_repair)
 	ck_assert_int_eq(kill(dd, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(dd, &status, 0), dd);
 	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	while ((n = (int)slots_in_use(pool)) != 2) {
+	while ((n = (int)tu_slots_in_use(pool)) != 2) {
 		ck_assert_msg(now() - t0 < RECLAIM_SECS, "%d slots in use "
 			"%.0f s after the kill, expected 2", n, RECLAIM_SECS);
 		usleep(1000);
@@ -2952,7 +2943,7 @@ START_TEST(test_stalled_repair)
 	close(pb.go[0]);
 	slot_b = await_ready(&pb);
 	ck_assert_int_ne(slot_b, slot_l);
-	ck_assert_uint_eq(slots_in_use(pool), 3);
+	ck_assert_uint_eq(tu_slots_in_use(pool), 3);
 	ck_assert_int_eq(write(pb.go[1], "g", 1), 1);
 	t0 = now();
 	dt = wait_get_answered(b, pb.ready[0], t0, SR_STALL_SECS, ring,
@@ -2980,7 +2971,7 @@ START_TEST(test_stalled_repair)
 	 * steps over the holes. */
 	close(al.p.go[1]);
 	tu_wait_children(&l, 1, 5);
-	ck_assert_uint_eq(slots_in_use(pool), 1);
+	ck_assert_uint_eq(tu_slots_in_use(pool), 1);
 	ck_assert_int_eq(shmpool_generic_put(pool, objs, SR_OBJS - SR_PUT,
 		NULL), 0);
 	ck_assert_uint_eq(shmpool_avail_count(pool), SR_OBJS - SR_PUT);

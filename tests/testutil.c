@@ -66,6 +66,15 @@ tu_attach(const char *name, int cache)
 	return pool;
 }
 
+unsigned int
+tu_slots_in_use(const struct shmpool *pool)
+{
+	struct shmpool_info info;
+
+	ck_assert_int_eq(shmpool_info(pool, &info), 0);
+	return info.slots_in_use;
+}
+
 double
 tu_now(void)
 {

@@ -22,6 +22,9 @@ void tu_create(const char *name, unsigned int count, unsigned int size,
 /* Attach to it; cache < 0 keeps the pool's default cache size. */
 struct shmpool *tu_attach(const char *name, int cache);
 
+/* Slots in use in the pool, as the attachment sees them. */
+unsigned int tu_slots_in_use(const struct shmpool *pool);
+
 /* Seconds on the monotonic clock. */
 double tu_now(void);
 
