@@ -303,6 +303,9 @@ attach_daemon(const char *name, const struct shmpool_attach_opts *opts,
 		return sock;
 	ret = proto_call(sock, req, reply, sizeof(reply), &msg, &fd);
 	close(sock);
+	/* A daemon that does not answer is one that cannot be reached. */
+	if (ret == -ETIMEDOUT)
+		ret = -ECONNREFUSED;
 	if (ret < 0)
 		return ret;
 	if (fd < 0 || proto_u64(proto_get(&msg, "slot"), 0,

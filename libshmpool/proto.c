@@ -325,9 +325,11 @@ proto_call(int sock, const char *req, char *buf, size_t bufsz,
 	do
 		len = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
 	while (len < 0 && errno == EINTR);
+	if (len < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return seterr(-ETIMEDOUT, "shmpoold: no reply: timed out");
 	if (len < 0)
 		return seterr(-ECONNREFUSED, "shmpoold: no reply: %s",
-			errno == EAGAIN ? "timed out" : strerror(errno));
+			strerror(errno));
 	fd = proto_take_fd(&mh);
 	if (fdp != NULL)
 		*fdp = fd;

@@ -81,8 +81,9 @@ int proto_take_fd(struct msghdr *mh);
  * reply into buf (bufsz bytes, NUL-terminated), parsed into msg.  When fdp
  * is not NULL, a descriptor that came with the reply is stored there (or
  * -1).  Returns 0 for an "ok" reply, the negative errno of an "error"
- * reply (its text in shmpool_last_error()), or -errno for a transport
- * failure.
+ * reply (its text in shmpool_last_error()), or for a transport failure
+ * -ETIMEDOUT (no reply within the socket's receive timeout) or
+ * -ECONNREFUSED.
  */
 int proto_call(int sock, const char *req, char *buf, size_t bufsz,
 		struct proto_msg *msg, int *fdp);

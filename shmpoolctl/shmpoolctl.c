@@ -247,6 +247,7 @@ ctl_call(struct ctl *c, const struct req *r)
 
 	memset(&c->msg, 0, sizeof(c->msg));
 	c->unreachable = 0;
+	c->timed_out = 0;
 	sock = proto_connect(c->socket);
 	if (sock < 0) {
 		c->unreachable = 1;
@@ -260,6 +261,9 @@ ctl_call(struct ctl *c, const struct req *r)
 	ret = proto_call(sock, r->text, c->buf, PROTO_REPLY_MAX + 1, &c->msg,
 		NULL);
 	close(sock);
+	c->timed_out = ret == -ETIMEDOUT;
+	if (c->timed_out)
+		ret = -ECONNREFUSED;
 	/* A transport failure leaves the message unparsed. */
 	if (ret == -ECONNREFUSED && c->msg.verb == NULL)
 		c->unreachable = 1;
@@ -764,8 +768,7 @@ do_create(struct ctl *c, int argc, char **argv)
 		}
 		return EXIT_OK;
 	}
-	if (ret < 0 && c->unreachable && c->msg.verb == NULL &&
-	    strstr(shmpool_last_error(), "timed out") != NULL)
+	if (ret < 0 && c->timed_out)
 		return ctl_error(c, EXIT_UNREACHABLE, "unreachable", NULL, NULL,
 			"shmpoold did not answer the create of '%s' in %d s; "
 			"it may still be building it (see shmpoolctl info %s)",

@@ -31,6 +31,7 @@ struct ctl {
 	char *buf;			/* PROTO_REPLY_MAX + 1 bytes */
 	struct proto_msg msg;		/* the reply, parsed */
 	int unreachable;		/* no reply came */
+	int timed_out;			/* ... within the request's wait */
 	int json;			/* write JSON documents */
 	FILE *out;			/* the verb's output */
 	const char *where;		/* "FILE:LINE" in a batch, else NULL */
