@@ -46,6 +46,85 @@ count_direct(uint64_t *bulk, uint64_t *objs, unsigned int n)
 #endif
 }
 
+/*
+ * The rings past the first one tried (ring i, that of the caller's CPU:
+ * ring_here()).  A put goes to ring i, which has room for every object
+ * (struct seg_hdr), but after a double put; then to the others in turn.
+ * A get that ring i cannot serve takes its n from one other ring, or else
+ * gathers them from all, each giving what it has; if they have not n
+ * between them, what it gathered goes back to ring i and the get fails,
+ * as on one ring.  The records of the puts are rc's slot's (rc, a cache
+ * of the caller's: the counting one).
+ */
+static int __attribute__((noinline))
+rings_put_far(struct pool_handle *h, const void *src, enum ring_kind k,
+		const char *base, unsigned int n, unsigned int i,
+		struct shmpool_cache *rc)
+{
+	unsigned int j, r;
+
+	for (j = 1; j < h->nb_rings; j++) {
+		r = (i + j) & h->ring_mask;
+		if (ring_put(&h->rings[r], src, k, base, n, RING_BULK,
+				slot_ring_op(rc, r)) > 0)
+			return (int)n;
+	}
+	return 0;
+}
+
+/* Put n to ring i, else to another (above): n, or 0 when none had room. */
+static inline int
+rings_put(struct pool_handle *h, const void *src, enum ring_kind k,
+		const char *base, unsigned int n, unsigned int i,
+		struct shmpool_cache *rc)
+{
+	if (caa_likely(ring_put(&h->rings[i], src, k, base, n, RING_BULK,
+			slot_ring_op(rc, i)) > 0))
+		return (int)n;
+	return rings_put_far(h, src, k, base, n, i, rc);
+}
+
+/* A get of n that ring i did not serve (above): n, or 0. */
+static int __attribute__((noinline))
+rings_get_far(struct pool_handle *h, void *dst, enum ring_kind k, char *base,
+		unsigned int n, unsigned int i, struct shmpool_cache *rc)
+{
+	unsigned int j, got = 0;
+	int r;
+
+	if (h->nb_rings == 1)
+		return 0;
+	for (j = 1; j < h->nb_rings; j++)
+		if (ring_get(&h->rings[(i + j) & h->ring_mask], dst, k, base,
+				n, RING_BULK) > 0)
+			return (int)n;
+	for (j = 0; j < h->nb_rings && got < n; j++) {
+		r = ring_get(&h->rings[(i + j) & h->ring_mask],
+			(void *)ring_at(dst, got, k), k, base, n - got,
+			RING_BURST);
+		if (r > 0)
+			got += (unsigned int)r;
+	}
+	if (got == n)
+		return (int)n;
+	/* Back where they were wanted; none of them can be had by then
+	 * only if a double put filled every ring, and are lost then. */
+	if (got > 0)
+		rings_put(h, dst, k, base, got, i, rc);
+	return 0;
+}
+
+/* Get n from ring i, else from the others (above): n, or 0. */
+static inline int
+rings_get(struct pool_handle *h, void *dst, enum ring_kind k, char *base,
+		unsigned int n, unsigned int i, struct shmpool_cache *rc)
+{
+	if (caa_likely(ring_get(&h->rings[i], dst, k, base, n,
+			RING_BULK) > 0))
+		return (int)n;
+	return rings_get_far(h, dst, k, base, n, i, rc);
+}
+
 /* Make cache what its change record says. */
 static inline void
 cache_change_apply(struct shmpool_cache *cache)
@@ -127,8 +206,8 @@ cache_flush(struct pool_handle *h, struct shmpool_cache *cache)
 		return 0;
 	cache_change(cache, 0, -(uint64_t)len, 1);
 	cmm_smp_wmb();
-	if (ring_put(&h->ring, cache->objs, RING_OFFS, NULL, len, RING_BULK,
-			&cache->ring_op) <= 0) {
+	if (rings_put(h, cache->objs, RING_OFFS, NULL, len, ring_here(h),
+			cache) <= 0) {
 		cache_change(cache, len, len, 0);
 		ret = -ENOSPC;
 	}
@@ -214,8 +293,8 @@ get_bypass_with_cache(struct pool_handle *h, void **objs, unsigned int n,
 	uint64_t w = cache != NULL ? cache->w : 0;
 	uint32_t len = SHMPOOL_W_LEN_(w), i;
 
-	if (len == 0 || ring_get(&h->ring, objs + len, RING_PTRS,
-			pool->objbase, n - len, RING_BULK) <= 0) {
+	if (len == 0 || rings_get(h, objs + len, RING_PTRS, pool->objbase,
+			n - len, ring_here(h), st) <= 0) {
 		SHMPOOL_STAT_ADD(st, get_fail_bulk, 1);
 		SHMPOOL_STAT_ADD(st, get_fail_objs, n);
 		return -ENOENT;
@@ -239,12 +318,13 @@ get_refill(struct pool_handle *h, void **objs, unsigned int n,
 {
 	struct shmpool *pool = &h->pub;
 	uint32_t len = shmpool_cache_len_(cache), want = cache->size + n - len;
+	unsigned int i = ring_here(h);
 
-	if (ring_get(&h->ring, &cache->objs[len], RING_OFFS, NULL, want,
-			RING_BULK) <= 0) {
+	if (rings_get(h, &cache->objs[len], RING_OFFS, NULL, want, i,
+			cache) <= 0) {
 		want = n - len;
-		if (ring_get(&h->ring, &cache->objs[len], RING_OFFS, NULL,
-				want, RING_BULK) <= 0) {
+		if (rings_get(h, &cache->objs[len], RING_OFFS, NULL, want, i,
+				cache) <= 0) {
 			SHMPOOL_STAT_ADD(cache, get_fail_bulk, 1);
 			SHMPOOL_STAT_ADD(cache, get_fail_objs, n);
 			return -ENOENT;
@@ -281,15 +361,28 @@ args_handle(struct shmpool *pool, unsigned int n)
  * chose).  These out-of-line helpers take the attachment h alone, whose
  * pub is the pool (one register less than both).
  */
+/* A get past the cache that the first ring tried (i) did not serve. */
+static int __attribute__((noinline))
+get_direct_far(struct pool_handle *h, void **objs, unsigned int n,
+		struct shmpool_cache *cache, struct shmpool_cache *st,
+		unsigned int i)
+{
+	if (rings_get_far(h, objs, RING_PTRS, h->pub.objbase, n, i, st) <= 0)
+		return get_bypass_with_cache(h, objs, n, cache, st);
+	count_direct(&st->get_direct_bulk, &st->get_direct_objs, n);
+	return 0;
+}
+
 static inline __attribute__((always_inline)) int
 get_direct_in(struct pool_handle *h, void **objs, unsigned int n,
 		struct shmpool_cache *cache, struct shmpool_cache *st)
 {
 	struct shmpool *pool = &h->pub;
+	unsigned int i = ring_here(h);
 
-	if (caa_unlikely(ring_get(&h->ring, objs, RING_PTRS, pool->objbase, n,
-			RING_BULK) <= 0))
-		return get_bypass_with_cache(h, objs, n, cache, st);
+	if (caa_unlikely(ring_get(&h->rings[i], objs, RING_PTRS,
+			pool->objbase, n, RING_BULK) <= 0))
+		return get_direct_far(h, objs, n, cache, st, i);
 	count_direct(&st->get_direct_bulk, &st->get_direct_objs, n);
 	return 0;
 }
@@ -317,8 +410,8 @@ put_direct(struct pool_handle *h, void * const *objs, unsigned int n,
 {
 	struct shmpool *pool = &h->pub;
 
-	if (ring_put(&h->ring, objs, RING_PTRS, pool->objbase, n,
-			RING_BULK, &st->ring_op) <= 0)
+	if (rings_put(h, objs, RING_PTRS, pool->objbase, n, ring_here(h),
+			st) <= 0)
 		return -ENOSPC;
 	count_direct(&st->put_direct_bulk, &st->put_direct_objs, n);
 	return 0;
@@ -392,8 +485,8 @@ shmpool_generic_get_slow_(struct shmpool *pool, void **objs, unsigned int n,
 		return get_cached(h, objs, n, cache);
 	if (caa_unlikely(!ring_short_n(n)))
 		return get_direct(h, objs, n, cache);
-	if (caa_unlikely(!ring_get_short(&h->ring, objs, RING_PTRS,
-			pool->objbase, n)))
+	if (caa_unlikely(!ring_get_short(&h->rings[ring_here(h)], objs,
+			RING_PTRS, pool->objbase, n)))
 		return get_direct(h, objs, n, cache);
 	count_direct(&cache->get_direct_bulk, &cache->get_direct_objs, n);
 	return 0;
@@ -452,6 +545,7 @@ shmpool_generic_put_slow_(struct shmpool *pool, void * const *objs,
 		unsigned int n, struct shmpool_cache *cache)
 {
 	struct pool_handle *h = args_handle(pool, n);
+	unsigned int i;
 
 	if (caa_unlikely(h == NULL))
 		return -EINVAL;
@@ -461,8 +555,9 @@ shmpool_generic_put_slow_(struct shmpool *pool, void * const *objs,
 		return put_cached(h, objs, n, cache);
 	if (caa_unlikely(!ring_short_n(n)))
 		return put_direct(h, objs, n, cache);
-	if (caa_unlikely(!ring_put_short(&h->ring, objs, RING_PTRS,
-			pool->objbase, n, &cache->ring_op)))
+	i = ring_here(h);
+	if (caa_unlikely(!ring_put_short(&h->rings[i], objs, RING_PTRS,
+			pool->objbase, n, slot_ring_op(cache, i))))
 		return put_direct(h, objs, n, cache);
 	count_direct(&cache->put_direct_bulk, &cache->put_direct_objs, n);
 	return 0;

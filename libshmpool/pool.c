@@ -12,9 +12,16 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if HAVE_DECL___RSEQ_OFFSET
+#include <sys/rseq.h>
+#endif
 
 #include "proto.h"
 #include "segment-internal.h"
+
+#if HAVE_DECL___RSEQ_OFFSET && defined(__x86_64__)
+ptrdiff_t rseq_cpu_off;
+#endif
 
 /* Every attachment of this process, for the calls given only a cache. */
 static CDS_LIST_HEAD(handles);
@@ -197,6 +204,7 @@ pool_open_prot(int fd, const char *what, const char *name, int prot,
 	struct pool_handle *h;
 	struct seg_hdr *hdr = NULL, geom;
 	size_t size = 0;
+	uint32_t i;
 	int ret;
 
 	ret = pool_map(fd, what, prot, &hdr, &size, &geom);
@@ -222,10 +230,30 @@ pool_open_prot(int fd, const char *what, const char *name, int prot,
 	h->obj_count = geom.obj_count;
 	h->elt_size = geom.elt_size;
 	h->cache_size = geom.cache_size;
-	h->ring.r = (struct ring *)((char *)hdr + geom.ring_off);
-	h->ring.ents = h->ring.r->ents;
-	h->ring.size = geom.ring_size;
-	h->ring.mask = geom.ring_size - 1;
+	h->nb_rings = geom.nb_rings;
+	h->ring_mask = geom.nb_rings - 1;
+	for (i = 0; i < geom.nb_rings; i++) {
+		struct ring_view *v = &h->rings[i];
+
+		v->r = (struct ring *)((char *)hdr + geom.ring_off +
+			i * geom.ring_stride);
+		v->ents = v->r->ents;
+		v->size = geom.ring_size;
+		v->mask = geom.ring_size - 1;
+		/* Each ring made as the header says (a count of rings
+		 * changed may leave the layout as it was). */
+		if (v->r->size != v->size || v->r->mask != v->mask) {
+			ret = seterr(-EBADMSG, "%s: ring %u of %u is not one "
+				"of %u entries", what, i, geom.nb_rings,
+				geom.ring_size);
+			free(h->owned);
+			free(h);
+			goto unmap;
+		}
+	}
+#if HAVE_DECL___RSEQ_OFFSET && defined(__x86_64__)
+	rseq_cpu_off = __rseq_offset;
+#endif
 	h->pub.objbase = (char *)hdr + geom.objs_off;
 	memcpy(h->name, geom.name, sizeof(h->name));
 	pthread_mutex_init(&h->lock, NULL);
@@ -516,7 +544,7 @@ shmpool_avail_count(const struct shmpool *pool)
 	if (pool == NULL)
 		return 0;
 	h = pool_handle(pool);
-	count = ring_count(&h->ring);
+	count = rings_count(h);
 	for (i = 0; i < h->nb_slots; i++) {
 		uint32_t len = cache_len_read(&h->slots[i].cache);
 

@@ -39,7 +39,7 @@
  *
  * A producer killed between its claim and its last write leaves positions
  * that will never be written.  Each producer therefore first writes what it
- * is about to claim in a record of its own (the ring_op word of its cache),
+ * is about to claim in a record of its own (a word of its slot, one for each ring),
  * and ring_repair() (shmpoold, after a death) makes a hole of every
  * claimed, unwritten position that no live record covers; the next
  * consumer to reach a hole steps over it.  The references that producer

@@ -5,7 +5,8 @@
  *
  *   offset 0         struct seg_hdr            magic, ABI, geometry, retired stats
  *   slots_off        struct seg_slot[nb_slots] owner + cache + counters each
- *   ring_off         struct ring + entries     free objects, as references
+ *   ring_off         nb_rings x (struct ring + entries, ring_stride bytes)
+ *                                              free objects, as references
  *   objs_off         obj_count * elt_size      the objects, cache-line aligned
  *
  * Offsets are from the start of the segment and every one is checked
@@ -15,6 +16,7 @@
 #define SHMPOOL_SEGMENT_INTERNAL_H
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <urcu/list.h>
@@ -24,7 +26,19 @@
 
 /* "SHMPOOL" and a NUL, read as a little-endian 64-bit number. */
 #define SEG_MAGIC		UINT64_C(0x004c4f4f504d4853)
-#define SEG_ABI_VERSION		6	/* 6: ring sequences made from laps */
+#define SEG_ABI_VERSION		7	/* 7: a ring per CPU */
+
+/*
+ * A pool's free objects are in nb_rings rings, a power of two up to
+ * SEG_RINGS_MAX: the number of CPUs the host can have, rounded up (capped
+ * there), when the pool was made, or SHMPOOL_RINGS (seg_rings()).  A process puts to, and gets from
+ * first, the ring of the CPU it runs on (CPU number & (nb_rings - 1)), so
+ * that processes on different CPUs do not take each other's lines at
+ * every operation; a get that ring cannot serve takes from the others.
+ * Each ring has room for every object, so that a put always fits the
+ * first ring it tries (but after a double put).
+ */
+#define SEG_RINGS_MAX		8
 
 #define SEG_FLAG_HUGE		0x1	/* on hugetlbfs */
 /* The huge-page policy the pool was created under (set by shmpoold). */
@@ -55,8 +69,12 @@ struct seg_hdr {
 	uint32_t ring_size;		/* entries, a power of two >= obj_count
 					   and >= RING_SIZE_MIN */
 	uint32_t flags;			/* SEG_FLAG_* */
+	uint32_t nb_rings;		/* rings, a power of two, 1 ..
+					   SEG_RINGS_MAX */
+	uint32_t reserved0;
 	uint64_t slots_off;
-	uint64_t ring_off;
+	uint64_t ring_off;		/* the first ring */
+	uint64_t ring_stride;		/* bytes from a ring to the next */
 	uint64_t objs_off;
 	uint64_t create_time;		/* seconds since the epoch */
 
@@ -78,6 +96,12 @@ struct seg_slot {
 					   to the retired totals; counts up */
 	uint32_t reserved[11];
 	struct shmpool_cache cache;
+	/* What the owner is claiming on each ring to put, written before
+	 * each claim so that shmpoold can finish the put of a process
+	 * killed in the middle of it: RING_OP(position, count); 0 for
+	 * nothing. */
+	uint64_t ring_ops[SEG_RINGS_MAX]
+		__attribute__((aligned(SHMPOOL_CACHE_LINE)));
 };
 
 #define SLOT_OWNER(state, pid)	((uint64_t)(uint32_t)(pid) << 32 | (state))
@@ -87,7 +111,9 @@ struct seg_slot {
 /* An attachment: struct shmpool is what the inline path reads. */
 struct pool_handle {
 	struct shmpool pub;
-	struct ring_view ring;
+	uint32_t ring_mask;		/* nb_rings - 1 */
+	uint32_t nb_rings;
+	struct ring_view rings[SEG_RINGS_MAX];
 	struct seg_hdr *hdr;		/* the mapping starts here */
 	size_t map_size;
 	struct seg_slot *slots;
@@ -107,6 +133,62 @@ pool_handle(const struct shmpool *pool)
 	return caa_container_of(pool, struct pool_handle, pub);
 }
 
+/*
+ * The number of the CPU the calling thread runs on, as the kernel keeps it
+ * in the thread's rseq area (glibc registers one for every thread): one
+ * load, no system call.  Without rseq (an old C library, or registration
+ * refused, as under valgrind) 0, so that every process uses ring 0.  The
+ * thread may move to another CPU at any time: the number only chooses
+ * which ring to try first.
+ */
+#if HAVE_DECL___RSEQ_OFFSET && defined(__x86_64__)
+/* pool.c: __rseq_offset, set when a pool is opened (a hidden copy: one
+ * load less than glibc's, which is reached through the GOT). */
+extern ptrdiff_t rseq_cpu_off __attribute__((visibility("hidden")));
+static inline unsigned int
+cpu_here(void)
+{
+	unsigned int cpu;
+
+	/* cpu_id_start: a valid CPU number whatever the state of rseq. */
+	__asm__ __volatile__("movl %%fs:(%1), %0" : "=r" (cpu)
+		: "r" (rseq_cpu_off));
+	return cpu;
+}
+#else
+static inline unsigned int
+cpu_here(void)
+{
+	return 0;
+}
+#endif
+
+/* The ring the caller is to try first. */
+static inline unsigned int
+ring_here(const struct pool_handle *h)
+{
+	return cpu_here() & h->ring_mask;
+}
+
+/* The slot holding cache, and its record for ring i. */
+static inline uint64_t *
+slot_ring_op(struct shmpool_cache *cache, unsigned int i)
+{
+	return &caa_container_of(cache, struct seg_slot, cache)->ring_ops[i];
+}
+
+/* The objects in every ring (ring_count() of each). */
+static inline uint64_t
+rings_count(const struct pool_handle *h)
+{
+	uint64_t count = 0;
+	uint32_t i;
+
+	for (i = 0; i < h->nb_rings; i++)
+		count += ring_count(&h->rings[i]);
+	return count;
+}
+
 /* segment.c */
 /* Do count objects of size bytes, each rounded up to a cache line, fit
  * in what a 32-bit reference of cache lines covers (256 GiB)? */
@@ -123,7 +205,8 @@ int seg_create(const char *path, const char *name,
 		gid_t gid);
 int seg_check(const struct seg_hdr *hdr, uint64_t file_size, const char *what);
 uint64_t seg_layout(const struct shmpool_params *p, uint64_t page_size,
-		struct seg_hdr *hdr);
+		uint32_t nb_rings, struct seg_hdr *hdr);
+int seg_rings(const char *name);
 int seg_proc_start_time(pid_t pid, uint64_t *start_time);
 
 /* pool.c */

@@ -57,7 +57,7 @@ pow2_at_least(uint32_t n)
  */
 uint64_t
 seg_layout(const struct shmpool_params *p, uint64_t page_size,
-		struct seg_hdr *hdr)
+		uint32_t nb_rings, struct seg_hdr *hdr)
 {
 	uint64_t off;
 
@@ -77,12 +77,49 @@ seg_layout(const struct shmpool_params *p, uint64_t page_size,
 	off += (uint64_t)hdr->nb_slots * hdr->slot_size;
 	off = ALIGN_UP(off, SHMPOOL_CACHE_LINE);
 	hdr->ring_off = off;
-	off += ring_mem_size(hdr->ring_size);
+	hdr->nb_rings = nb_rings;
+	hdr->ring_stride = ALIGN_UP(ring_mem_size(hdr->ring_size),
+		SHMPOOL_CACHE_LINE);
+	off += (uint64_t)nb_rings * hdr->ring_stride;
 	off = ALIGN_UP(off, 4096);
 	hdr->objs_off = off;
 	off += (uint64_t)hdr->obj_count * hdr->elt_size;
 	hdr->seg_size = ALIGN_UP(off, page_size);
 	return hdr->seg_size;
+}
+
+/*
+ * The rings of a new pool: SHMPOOL_RINGS if set (a power of two, 1 ..
+ * SEG_RINGS_MAX), else the CPUs this host can have, rounded up to a power
+ * of two, at most SEG_RINGS_MAX.  A negative errno for a bad
+ * SHMPOOL_RINGS.
+ */
+int
+seg_rings(const char *name)
+{
+	const char *env = getenv("SHMPOOL_RINGS");
+	long cpus;
+
+	if (env != NULL && env[0] != '\0') {
+		char *end;
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(env, &end, 10);
+		if (errno != 0 || *end != '\0' || env[0] < '0' ||
+				env[0] > '9' || v < 1 || v > SEG_RINGS_MAX ||
+				(v & (v - 1)) != 0)
+			return seterr(-EINVAL, "pool '%s': SHMPOOL_RINGS=%s is "
+				"not a power of two in 1..%d", name, env,
+				SEG_RINGS_MAX);
+		return (int)v;
+	}
+	cpus = sysconf(_SC_NPROCESSORS_CONF);
+	if (cpus < 1)
+		cpus = 1;
+	if (cpus > SEG_RINGS_MAX)
+		cpus = SEG_RINGS_MAX;
+	return (int)pow2_at_least((uint32_t)cpus);
 }
 
 static int
@@ -124,8 +161,7 @@ params_check(const char *name, const struct shmpool_params *p)
 static void
 seg_init(struct seg_hdr *hdr, const char *name)
 {
-	struct ring *r = (struct ring *)((char *)hdr + hdr->ring_off);
-	uint32_t i, unit = hdr->elt_size >> SHMPOOL_REF_SHIFT;
+	uint32_t i, k, unit = hdr->elt_size >> SHMPOOL_REF_SHIFT;
 
 	snprintf(hdr->name, sizeof(hdr->name), "%s", name);
 	hdr->create_time = (uint64_t)time(NULL);
@@ -136,11 +172,19 @@ seg_init(struct seg_hdr *hdr, const char *name)
 
 		s->cache.slot = i;
 	}
-	ring_init(r, hdr->ring_size);
-	/* Every object put, at positions 0 .. obj_count - 1. */
-	for (i = 0; i < hdr->obj_count; i++)
-		r->ents[i] = ring_ent(ring_pos_seq(r->mask, i), i * unit);
-	r->prod_head = hdr->obj_count;
+	/* Every object put, shared out among the rings in turn: ring k
+	 * holds objects k, k + nb_rings, ... at positions 0, 1, ... */
+	for (k = 0; k < hdr->nb_rings; k++) {
+		struct ring *r = (struct ring *)((char *)hdr + hdr->ring_off +
+			k * hdr->ring_stride);
+		uint32_t q = 0;
+
+		ring_init(r, hdr->ring_size);
+		for (i = k; i < hdr->obj_count; i += hdr->nb_rings, q++)
+			r->ents[q] = ring_ent(ring_pos_seq(r->mask, q),
+				i * unit);
+		r->prod_head = q;
+	}
 	/* The magic goes in last: a segment is a shmpool once complete. */
 	cmm_smp_wmb();
 	hdr->magic = SEG_MAGIC;
@@ -171,7 +215,7 @@ seg_create(const char *path, const char *name,
 	struct statfs sfs;
 	uint64_t page_size, size;
 	char tmp[4096];
-	int fd, ret;
+	int fd, ret, rings;
 
 	clearerr_shmpool();
 	if (path == NULL)
@@ -179,6 +223,9 @@ seg_create(const char *path, const char *name,
 	ret = params_check(name, params);
 	if (ret < 0)
 		return ret;
+	rings = seg_rings(name);
+	if (rings < 0)
+		return rings;
 	p = *params;
 	if (p.nb_slots == 0)
 		p.nb_slots = SHMPOOL_SLOTS_DEFAULT;
@@ -209,7 +256,7 @@ seg_create(const char *path, const char *name,
 	else
 		page_size = (uint64_t)sysconf(_SC_PAGESIZE);
 	memset(&geom, 0, sizeof(geom));
-	size = seg_layout(&p, page_size, &geom);
+	size = seg_layout(&p, page_size, (uint32_t)rings, &geom);
 
 	/* Allocate every page now, so that ENOSPC is an error here rather
 	 * than a SIGBUS in some process later. */
@@ -288,13 +335,18 @@ seg_check(const struct seg_hdr *hdr, uint64_t file_size, const char *what)
 		return seterr(-EBADMSG, "%s: header parameters out of range "
 			"(%u objects of %u bytes, cache %u, %u slots)", what,
 			p.obj_count, p.obj_size, p.cache_size, p.nb_slots);
+	if (hdr->nb_rings < 1 || hdr->nb_rings > SEG_RINGS_MAX ||
+			(hdr->nb_rings & (hdr->nb_rings - 1)) != 0)
+		return seterr(-EBADMSG, "%s: %u rings is not a power of two "
+			"in 1..%d", what, hdr->nb_rings, SEG_RINGS_MAX);
 	memset(&geom, 0, sizeof(geom));
-	seg_layout(&p, hdr->page_size, &geom);
+	seg_layout(&p, hdr->page_size, hdr->nb_rings, &geom);
 	if (geom.elt_size != hdr->elt_size ||
 			geom.slot_size != hdr->slot_size ||
 			geom.ring_size != hdr->ring_size ||
 			geom.slots_off != hdr->slots_off ||
 			geom.ring_off != hdr->ring_off ||
+			geom.ring_stride != hdr->ring_stride ||
 			geom.objs_off != hdr->objs_off ||
 			geom.seg_size != hdr->seg_size)
 		return seterr(-EBADMSG, "%s: header layout does not match its "

@@ -562,7 +562,7 @@ pool_snap_read(const struct pool_ref *ref, struct pool_snap *snap,
 		    tries + 1 == SNAP_TRIES)
 			break;
 	}
-	ring = ring_count(&h->ring);
+	ring = rings_count(h);
 	bus_armed = 0;
 
 	snap->common_pool_count = ring > h->obj_count ? h->obj_count : ring;

@@ -198,22 +198,32 @@ static int
 pool_repair(struct pool *p)
 {
 	struct ring_repair_stats rst;
-	int ret;
+	uint64_t holes = 0;
+	uint32_t i;
+	int ret = 0;
 
-	ret = ring_repair(&p->h->ring, &p->h->slots[0].cache.ring_op,
-		sizeof(struct seg_slot), p->h->nb_slots, &rst);
-	if (ret < 0) {
-		if (!p->repair_logged++)
-			log_msg(LOG_ERR, "pool '%s': the ring's heads are "
-				"corrupt; it cannot be repaired", p->name);
-		return ret;
+	/* Each ring against the slots' records of their puts to it. */
+	for (i = 0; i < p->h->nb_rings; i++) {
+		if (ring_repair(&p->h->rings[i], &p->h->slots[0].ring_ops[i],
+				sizeof(struct seg_slot), p->h->nb_slots,
+				&rst) < 0) {
+			if (!p->repair_logged++)
+				log_msg(LOG_ERR, "pool '%s': the heads of ring "
+					"%u are corrupt; it cannot be repaired",
+					p->name, i);
+			ret = -EBADMSG;
+			continue;
+		}
+		holes += rst.holes;
 	}
+	if (ret < 0)
+		return ret;
 	p->repair_logged = 0;
-	if (rst.holes != 0)
+	if (holes != 0)
 		log_msg(LOG_WARNING, "pool '%s': a process died in the middle "
 			"of a put to the ring; %" PRIu64 " positions it had "
 			"claimed are skipped (their objects are lost with it)",
-			p->name, rst.holes);
+			p->name, holes);
 	return 0;
 }
 
@@ -247,7 +257,8 @@ reclaim(struct pool *p, uint32_t i, pid_t pid, int live, const char *why)
 		/* The owner is gone: what its record says it was writing
 		 * to the ring is finished now, as what every other dead
 		 * process left. */
-		uatomic_set(&c->ring_op, 0);
+		for (k = 0; k < SEG_RINGS_MAX; k++)
+			uatomic_set(&s->ring_ops[k], 0);
 		cache_change_finish(c);
 		ret = pool_repair(p);
 		if (ret < 0)
@@ -355,16 +366,22 @@ pools_scan(void)
 {
 	struct pool *p;
 	uint32_t i;
+	int stalled;
 
 	cds_list_for_each_entry(p, &pool_list, node) {
 		if (!pool_intact(p))
 			continue;
 		/* A get waited long: the repair at a reclaim left
 		 * something, or a shmpoold before this one died. */
-		if (uatomic_read(&p->h->ring.r->stalled) != 0) {
-			uatomic_set(&p->h->ring.r->stalled, 0);
-			pool_repair(p);
+		stalled = 0;
+		for (i = 0; i < p->h->nb_rings; i++) {
+			if (uatomic_read(&p->h->rings[i].r->stalled) == 0)
+				continue;
+			uatomic_set(&p->h->rings[i].r->stalled, 0);
+			stalled = 1;
 		}
+		if (stalled)
+			pool_repair(p);
 		for (i = 0; i < p->h->nb_slots; i++) {
 			uint64_t t = 0;
 			pid_t pid = slot_owner(&p->h->slots[i], &t);

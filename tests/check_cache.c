@@ -8,8 +8,14 @@
  */
 #include "config.h"
 
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#if HAVE_DECL___RSEQ_OFFSET
+#include <sys/rseq.h>
+#endif
 
 #include "segment-internal.h"
 #include "testutil.h"
@@ -17,7 +23,7 @@
 static unsigned int
 ring_objs(struct shmpool *pool)
 {
-	return ring_count(&pool_handle(pool)->ring);
+	return rings_count(pool_handle(pool));
 }
 
 /* What a test puts where nothing may be written. */
@@ -541,7 +547,7 @@ seg_same(struct shmpool *pool, struct seg_copy *s, const char *what)
 static void
 make_holes(struct shmpool *pool, unsigned int m)
 {
-	const struct ring_view *v = &pool_handle(pool)->ring;
+	const struct ring_view *v = &pool_handle(pool)->rings[0];
 	uint64_t pos = uatomic_read(&v->r->prod_head), q;
 
 	ck_assert_uint_le(pos + m - uatomic_read(&v->r->cons_head), v->size);
@@ -717,7 +723,7 @@ START_TEST(test_flush_request_no_room)
 	tu_create("noroom", NR_OBJS, 64, NR_CACHE, 4);
 	pool = tu_attach("noroom", -1);
 	c = shmpool_default_cache(pool);
-	v = &pool_handle(pool)->ring;
+	v = &pool_handle(pool)->rings[0];
 	ck_assert_uint_eq(c->size, NR_CACHE);
 	ck_assert_uint_eq(c->flushthresh, 12);
 	ck_assert_uint_eq(v->size, NR_OBJS);
@@ -736,7 +742,7 @@ START_TEST(test_flush_request_no_room)
 	/* Nothing fits: a flush now fails and keeps the 4. */
 	ck_assert_int_eq(shmpool_cache_flush(c), -ENOSPC);
 	ck_assert_uint_eq(shmpool_cache_len_(c), 4);
-	ck_assert_uint_eq(c->ring_op, 0);
+	ck_assert_uint_eq(*slot_ring_op(c, 0), 0);
 	for (i = 0; i < 4; i++)
 		ck_assert_uint_eq(c->objs[i],
 			(uint64_t)((char *)a[i] - pool->objbase));
@@ -804,6 +810,201 @@ START_TEST(test_flush_request_no_room)
 }
 END_TEST
 
+
+/*
+ * Several rings (SHMPOOL_RINGS): the objects of a fresh pool shared out
+ * in turn, ring k holding objects k, k + rings, ...; a get without a
+ * cache from the ring of its CPU, else whole from another, else gathered
+ * from all; a put to the ring of its CPU.
+ */
+static struct shmpool *
+rings_pool(const char *name, const char *rings, unsigned int count,
+		unsigned int cache)
+{
+	struct shmpool *pool;
+
+	setenv("SHMPOOL_RINGS", rings, 1);
+	tu_create(name, count, 64, cache, 4);
+	setenv("SHMPOOL_RINGS", "1", 1);
+	pool = tu_attach(name, -1);
+	ck_assert_uint_eq(pool_handle(pool)->nb_rings, atoi(rings));
+	return pool;
+}
+
+static unsigned int
+ring_k(struct shmpool *pool, unsigned int k)
+{
+	return ring_count(&pool_handle(pool)->rings[k]);
+}
+
+/* obj put on ring k, by hand (as ring_put() does, without a record). */
+static void
+put_on(struct shmpool *pool, unsigned int k, void *obj)
+{
+	const struct ring_view *v = &pool_handle(pool)->rings[k];
+	uint64_t pos = uatomic_read(&v->r->prod_head);
+	uint32_t ref = shmpool_ptr_to_ref_(pool, obj);
+
+	ck_assert(ring_claim(&v->r->prod_head, &pos, 1));
+	ring_write(v, pos, 1, &ref, RING_REFS, NULL);
+}
+
+/* Run on CPU cpu alone, where the library can tell it: 1, or 0 when it
+ * cannot be (fewer CPUs, or no rseq area, as under valgrind). */
+static int
+run_on(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) != 0)
+		return 0;
+#if HAVE_DECL___RSEQ_OFFSET
+	return __rseq_size != 0 && sched_getcpu() == cpu;
+#else
+	return 0;
+#endif
+}
+
+START_TEST(test_rings_shared_out)
+{
+	struct shmpool *pool = rings_pool("rings4", "4", 10, 0);
+	unsigned int k;
+
+	ck_assert_uint_eq(ring_k(pool, 0), 3);
+	ck_assert_uint_eq(ring_k(pool, 1), 3);
+	ck_assert_uint_eq(ring_k(pool, 2), 2);
+	ck_assert_uint_eq(ring_k(pool, 3), 2);
+	for (k = 0; k < 4; k++)
+		ck_assert_uint_eq(pool_handle(pool)->rings[k].size, 16);
+	ck_assert_uint_eq(shmpool_avail_count(pool), 10);
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+}
+END_TEST
+
+START_TEST(test_rings_bad_count)
+{
+	static const char *bad[] = { "0", "3", "16", "-2", "2x", " 2" };
+	struct shmpool_params p = { .obj_count = 8, .obj_size = 64 };
+	char want[160];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		setenv("SHMPOOL_RINGS", bad[i], 1);
+		ck_assert_int_eq(shmpool_segment_create(tu_path("badrings"),
+			"badrings", &p, 0600), -EINVAL);
+		snprintf(want, sizeof(want), "pool 'badrings': SHMPOOL_RINGS="
+			"%s is not a power of two in 1..8", bad[i]);
+		ck_assert_str_eq(shmpool_last_error(), want);
+		ck_assert_int_eq(access(tu_path("badrings"), F_OK), -1);
+	}
+}
+END_TEST
+
+/* The CPU's own ring first, whole from another when it is short. */
+START_TEST(test_rings_cpu)
+{
+	struct shmpool *pool;
+	void *a[4], *b[3];
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || !run_on(0)) {
+		printf("test_rings_cpu: skipped, needs CPUs 0 and 1 and "
+			"rseq\n");
+		return;
+	}
+	pool = rings_pool("rcpu", "2", 8, 0);
+	/* Ring 0: objects 0, 2, 4, 6; ring 1: 1, 3, 5, 7. */
+	ck_assert_int_eq(shmpool_generic_get(pool, a, 2, NULL), 0);
+	ck_assert_ptr_eq(a[0], shmpool_obj_at(pool, 0));
+	ck_assert_ptr_eq(a[1], shmpool_obj_at(pool, 2));
+	ck_assert_uint_eq(ring_k(pool, 0), 2);
+	ck_assert_uint_eq(ring_k(pool, 1), 4);
+	ck_assert(run_on(1));
+	ck_assert_int_eq(shmpool_generic_get(pool, b, 1, NULL), 0);
+	ck_assert_ptr_eq(b[0], shmpool_obj_at(pool, 1));
+	/* Puts go to the ring of the CPU they run on. */
+	ck_assert_int_eq(shmpool_generic_put(pool, a, 2, NULL), 0);
+	ck_assert_uint_eq(ring_k(pool, 0), 2);
+	ck_assert_uint_eq(ring_k(pool, 1), 5);
+	/* Ring 0 has 2 (4 and 6): a get of 3 there takes ring 1's first 3
+	 * (3, 5, 7), whole. */
+	ck_assert(run_on(0));
+	ck_assert_int_eq(shmpool_generic_get(pool, a, 3, NULL), 0);
+	ck_assert_ptr_eq(a[0], shmpool_obj_at(pool, 3));
+	ck_assert_ptr_eq(a[1], shmpool_obj_at(pool, 5));
+	ck_assert_ptr_eq(a[2], shmpool_obj_at(pool, 7));
+	ck_assert_uint_eq(ring_k(pool, 0), 2);
+	ck_assert_uint_eq(ring_k(pool, 1), 2);
+	ck_assert_uint_eq(shmpool_avail_count(pool), 4);
+	ck_assert_int_eq(shmpool_generic_put(pool, a, 3, NULL), 0);
+	ck_assert_int_eq(shmpool_generic_put(pool, b, 1, NULL), 0);
+	ck_assert_uint_eq(ring_k(pool, 0), 6);
+	ck_assert_uint_eq(shmpool_avail_count(pool), 8);
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+}
+END_TEST
+
+/* No ring has n, all of them together have: gathered; they have not: the
+ * get fails and every object is still to be had. */
+START_TEST(test_rings_gather)
+{
+	struct shmpool *pool = rings_pool("gather", "4", 10, 0);
+	void *a[10], *b[3];
+	unsigned char seen[10] = { 0 };
+	unsigned int i, k, sum;
+	long idx;
+
+	ck_assert_int_eq(shmpool_generic_get(pool, a, 10, NULL), 0);
+	for (i = 0; i < 10; i++) {
+		idx = shmpool_obj_index(pool, a[i]);
+		ck_assert_msg(idx >= 0 && idx < 10 && !seen[idx],
+			"objs[%u] is object %ld", i, idx);
+		seen[idx] = 1;
+	}
+	ck_assert_uint_eq(shmpool_avail_count(pool), 0);
+	ck_assert_int_eq(shmpool_generic_get(pool, b, 1, NULL), -ENOENT);
+	ck_assert_int_eq(shmpool_generic_put(pool, a, 10, NULL), 0);
+	ck_assert_uint_eq(shmpool_avail_count(pool), 10);
+
+	/* 8 taken from one ring, 2 put back to each of two rings by hand:
+	 * a get of 3 fails and leaves them, a get of 2 and 2 more works. */
+	ck_assert_int_eq(shmpool_generic_get(pool, a, 10, NULL), 0);
+	for (k = 1; k <= 2; k++)
+		put_on(pool, k, a[2 * k - 2]);
+	ck_assert_uint_eq(shmpool_avail_count(pool), 2);
+	ck_assert_int_eq(shmpool_generic_get(pool, b, 3, NULL), -ENOENT);
+	for (k = 0, sum = 0; k < 4; k++)
+		sum += ring_k(pool, k);
+	ck_assert_uint_eq(sum, 2);
+	ck_assert_int_eq(shmpool_generic_get(pool, b, 2, NULL), 0);
+	ck_assert_msg((b[0] == a[0] && b[1] == a[2]) ||
+		(b[0] == a[2] && b[1] == a[0]), "the get of 2 took objects "
+		"%ld and %ld", shmpool_obj_index(pool, b[0]),
+		shmpool_obj_index(pool, b[1]));
+	ck_assert_uint_eq(shmpool_avail_count(pool), 0);
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+}
+END_TEST
+
+/* A cache's refill gathers too: a cache of 4 on rings of 3 at most. */
+START_TEST(test_rings_refill)
+{
+	struct shmpool *pool = rings_pool("rrefill", "4", 10, 4);
+	struct shmpool_cache *c = shmpool_default_cache(pool);
+	void *a[2];
+
+	ck_assert_int_eq(shmpool_get_bulk(pool, a, 2), 0);
+	/* size + n = 6 from the rings, 2 of them taken. */
+	ck_assert_uint_eq(shmpool_cache_len_(c), 4);
+	ck_assert_uint_eq(shmpool_avail_count(pool), 8);
+	ck_assert_int_eq(shmpool_put_bulk(pool, a, 2), 0);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 6);
+	ck_assert_uint_eq(rings_count(pool_handle(pool)), 4);
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+}
+END_TEST
+
 static Suite *
 cache_suite(void)
 {
@@ -824,11 +1025,21 @@ cache_suite(void)
 	tcase_add_test(tc, test_flush_request_no_room);
 	tcase_add_test(tc, test_release_no_room);
 	suite_add_tcase(s, tc);
+	tc = tcase_create("rings");
+	tcase_add_test(tc, test_rings_shared_out);
+	tcase_add_test(tc, test_rings_bad_count);
+	tcase_add_test(tc, test_rings_cpu);
+	tcase_add_test(tc, test_rings_gather);
+	tcase_add_test(tc, test_rings_refill);
+	suite_add_tcase(s, tc);
 	return s;
 }
 
 int
 main(void)
 {
+	/* One ring: these tests follow each object through it in order.
+	 * The tests of several rings set their own (check_rings). */
+	setenv("SHMPOOL_RINGS", "1", 1);
 	return tu_run(cache_suite());
 }

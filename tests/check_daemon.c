@@ -923,6 +923,7 @@ END_TEST
 #define KP_WRITTEN	4	/* of them, written before it stops */
 #define KP_LOST		(KP_PUT - KP_WRITTEN)
 #define KP_HAD		(KP_OBJS - KP_LOST)	/* all that can be had */
+static unsigned int kp_ring;	/* the ring the killed put claims on */
 
 /*
  * Takes KP_PUT objects, then puts them back as ring_put() does, by hand:
@@ -950,12 +951,12 @@ put_killed_worker(void *arg)
 		return 11;
 	for (i = 0; i < KP_PUT; i++)
 		refs[i] = shmpool_ptr_to_ref_(pool, objs[i]);
-	v = &pool_handle(pool)->ring;
+	v = &pool_handle(pool)->rings[kp_ring];
 	pos = uatomic_read(&v->r->prod_head);
 	/* The ring has room for all of them: the claim is all there is. */
 	if (pos + KP_PUT - uatomic_read(&v->r->cons_head) > v->size)
 		return 12;
-	uatomic_set(&c->ring_op, RING_OP(pos, KP_PUT));
+	uatomic_set(slot_ring_op(c, kp_ring), RING_OP(pos, KP_PUT));
 	if (!ring_claim(&v->r->prod_head, &pos, KP_PUT))
 		return 13;
 	ring_write(v, pos, KP_WRITTEN, refs, RING_REFS, NULL);
@@ -1066,7 +1067,7 @@ START_TEST(test_kill_in_put)
 	ck_assert_int_eq(read(pa.ready[0], refs, sizeof(refs)), sizeof(refs));
 
 	pool = attach_cache("p", 0);
-	ring = &pool_handle(pool)->ring;
+	ring = &pool_handle(pool)->rings[0];
 	unit = pool_handle(pool)->elt_size >> SHMPOOL_REF_SHIFT;
 	ck_assert_uint_eq(ring->size, KP_OBJS);
 	ck_assert_uint_eq(tu_slots_in_use(pool), 2);
@@ -1207,6 +1208,74 @@ START_TEST(test_kill_in_put)
 	close(pa.go[1]);
 	close(pb.ready[0]);
 	close(pb.go[1]);
+	d_finish(&d);
+}
+END_TEST
+
+/*
+ * The same on the second of two rings: shmpoold repairs each ring against
+ * the records of that ring (a slot has one per ring), and gets step over
+ * the holes wherever they are.
+ */
+START_TEST(test_kill_in_put_ring1)
+{
+	static void *objs[KP_OBJS];
+	uint32_t refs[KP_PUT];
+	struct pool_handle *h;
+	struct pipes pa;
+	struct shmpool *pool;
+	struct daemon d;
+	char log[256];
+	void *one;
+	uint64_t prod;
+	pid_t a;
+	int status;
+
+	setenv("SHMPOOL_RINGS", "2", 1);
+	d_init(&d, "killring1");
+	d_start(&d);
+	setenv("SHMPOOL_RINGS", "1", 1);
+	ck_assert_prefix(ask(&d, "create name=p objects=1024 object-size=64 "
+		"cache=0"), "shmpool/1 ok name=p ");
+	kp_ring = 1;
+	pipes_open(&pa);
+	a = fork_worker(put_killed_worker, &pa);
+	close(pa.ready[1]);
+	close(pa.go[0]);
+	await_ready(&pa);
+	ck_assert_int_eq(read(pa.ready[0], refs, sizeof(refs)), sizeof(refs));
+
+	pool = attach_cache("p", 0);
+	h = pool_handle(pool);
+	ck_assert_uint_eq(h->nb_rings, 2);
+	ck_assert_uint_eq(h->rings[1].size, KP_OBJS);
+	prod = uatomic_read(&h->rings[1].r->prod_head);
+	ck_assert_uint_eq(prod - uatomic_read(&h->rings[1].r->cons_head),
+		ring_count(&h->rings[1]));
+	ck_assert_uint_eq(shmpool_avail_count(pool), KP_OBJS);
+
+	ck_assert_int_eq(kill(a, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(a, &status, 0), a);
+	snprintf(log, sizeof(log), "shmpoold: pool 'p': a process died in "
+		"the middle of a put to the ring; %d positions it had claimed "
+		"are skipped (their objects are lost with it)\n", KP_LOST);
+	await_stderr(&d, log, RECLAIM_SECS);
+	ck_assert_uint_eq(uatomic_read(&h->rings[1].r->holes), KP_LOST);
+	ck_assert_uint_eq(uatomic_read(&h->rings[0].r->holes), 0);
+	ck_assert_uint_eq(uatomic_read(&h->rings[1].r->prod_head), prod);
+	ck_assert_uint_eq(shmpool_avail_count(pool), KP_HAD);
+
+	/* Everything there is, from both rings, over the holes; then
+	 * nothing. */
+	ck_assert_int_eq(shmpool_generic_get(pool, objs, KP_HAD, NULL), 0);
+	ck_assert_int_eq(shmpool_generic_get(pool, &one, 1, NULL), -ENOENT);
+	ck_assert_uint_eq(uatomic_read(&h->rings[1].r->holes), 0);
+	ck_assert_uint_eq(shmpool_avail_count(pool), 0);
+	ck_assert_int_eq(shmpool_generic_put(pool, objs, KP_HAD, NULL), 0);
+	ck_assert_uint_eq(shmpool_avail_count(pool), KP_HAD);
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+	close(pa.ready[0]);
+	close(pa.go[1]);
 	d_finish(&d);
 }
 END_TEST
@@ -2750,16 +2819,16 @@ stale_record_worker(void *arg)
 	if (shmpool_attach("p", NULL, &pool) != 0)
 		return 10;
 	c = shmpool_default_cache(pool);
-	if (c->size != 0 || uatomic_read(&c->ring_op) != 0)
+	if (c->size != 0 || uatomic_read(slot_ring_op(c, 0)) != 0)
 		return 11;
-	uatomic_set(&c->ring_op, RING_OP(a->pos, SR_PUT));
+	uatomic_set(slot_ring_op(c, 0), RING_OP(a->pos, SR_PUT));
 	cmm_smp_mb();
 	slot = shmpool_cache_slot(c);
 	if (write(a->p.ready[1], &slot, sizeof(slot)) != sizeof(slot))
 		return 12;
 	if (read(a->p.go[0], &cmd, 1) != 1 || cmd != 'c')
 		return 13;
-	uatomic_set(&c->ring_op, 0);
+	uatomic_set(slot_ring_op(c, 0), 0);
 	cmm_smp_mb();
 	if (write(a->p.ready[1], "k", 1) != 1)
 		return 14;
@@ -2792,12 +2861,12 @@ claim_killed_worker(void *arg)
 	c = shmpool_default_cache(pool);
 	if (c->size != 0 || shmpool_get_bulk(pool, objs, SR_PUT) != 0)
 		return 11;
-	v = &pool_handle(pool)->ring;
+	v = &pool_handle(pool)->rings[0];
 	pos = uatomic_read(&v->r->prod_head);
 	if (pos != a->pos ||
 	    pos + SR_PUT - uatomic_read(&v->r->cons_head) > v->size)
 		return 12;
-	uatomic_set(&c->ring_op, RING_OP(pos, SR_PUT));
+	uatomic_set(slot_ring_op(c, 0), RING_OP(pos, SR_PUT));
 	if (!ring_claim(&v->r->prod_head, &pos, SR_PUT))
 		return 13;
 	cmm_smp_mb();
@@ -2835,7 +2904,7 @@ START_TEST(test_stalled_repair)
 	tick = ticker_open(&d, "tick");
 
 	pool = attach_cache("p", 0);
-	ring = &pool_handle(pool)->ring;
+	ring = &pool_handle(pool)->rings[0];
 	slots = pool_handle(pool)->slots;
 	ck_assert_uint_eq(ring->size, SR_OBJS);
 	pos = uatomic_read(&ring->r->prod_head);
@@ -2849,7 +2918,7 @@ START_TEST(test_stalled_repair)
 	close(al.p.ready[1]);
 	close(al.p.go[0]);
 	slot_l = await_ready(&al.p);
-	ck_assert_uint_eq(uatomic_read(&slots[slot_l].cache.ring_op),
+	ck_assert_uint_eq(uatomic_read(&slots[slot_l].ring_ops[0]),
 		RING_OP(pos, SR_PUT));
 
 	/* D: 8 taken, the same 8 positions claimed, none written. */
@@ -2864,7 +2933,7 @@ START_TEST(test_stalled_repair)
 	ck_assert_uint_eq(tu_slots_in_use(pool), 3);
 	ck_assert_uint_eq(uatomic_read(&ring->r->cons_head), SR_PUT);
 	ck_assert_uint_eq(uatomic_read(&ring->r->prod_head), SR_OBJS + SR_PUT);
-	ck_assert_uint_eq(uatomic_read(&slots[slot_d].cache.ring_op),
+	ck_assert_uint_eq(uatomic_read(&slots[slot_d].ring_ops[0]),
 		RING_OP(pos, SR_PUT));
 
 	/* The parent takes all that is written: the ring then holds only
@@ -2893,7 +2962,7 @@ START_TEST(test_stalled_repair)
 		"reclaimed (process exited), 0 cached objects back in the "
 		"ring\n", slot_d, (long)dd);
 	await_stderr(&d, log, RECLAIM_SECS);
-	ck_assert_uint_eq(uatomic_read(&slots[slot_d].cache.ring_op), 0);
+	ck_assert_uint_eq(uatomic_read(&slots[slot_d].ring_ops[0]), 0);
 
 	/* A repair at each of these scans (the ring marked stalled by
 	 * hand, as a waiting get would), and no hole while L's record
@@ -2915,7 +2984,7 @@ START_TEST(test_stalled_repair)
 				ring->mask]), ents[k]);
 	}
 	dt = now() - t0;
-	ck_assert_uint_eq(uatomic_read(&slots[slot_l].cache.ring_op),
+	ck_assert_uint_eq(uatomic_read(&slots[slot_l].ring_ops[0]),
 		RING_OP(pos, SR_PUT));
 	ck_assert_int_eq(count_logged(&d, "positions it had claimed are "
 		"skipped"), 0);
@@ -2927,7 +2996,7 @@ START_TEST(test_stalled_repair)
 	ck_assert_int_eq(write(al.p.go[1], "c", 1), 1);
 	ck_assert_int_eq(read(al.p.ready[0], &c, 1), 1);
 	ck_assert_int_eq(c, 'k');
-	ck_assert_uint_eq(uatomic_read(&slots[slot_l].cache.ring_op), 0);
+	ck_assert_uint_eq(uatomic_read(&slots[slot_l].ring_ops[0]), 0);
 	await_scans(&d, &tick, 3, 1.0);
 	ck_assert_uint_eq(uatomic_read(&ring->r->holes), 0);
 	ck_assert_int_eq(count_logged(&d, "positions it had claimed are "
@@ -3265,6 +3334,7 @@ daemon_suite(void)
 	tcase_add_test(tc, test_create_and_workers);
 	tcase_add_test(tc, test_kill_worker);
 	tcase_add_test(tc, test_kill_in_put);
+	tcase_add_test(tc, test_kill_in_put_ring1);
 	tcase_add_test(tc, test_kill_daemon);
 	tcase_add_test(tc, test_bad_requests);
 	tcase_add_test(tc, test_create_in_background);
@@ -3301,5 +3371,8 @@ main(void)
 {
 	/* A reply to a peer that is gone must not kill this process. */
 	signal(SIGPIPE, SIG_IGN);
+	/* One ring for the pools the daemons here make: the tests of a
+	 * killed put follow the ring's positions (which ring, below). */
+	setenv("SHMPOOL_RINGS", "1", 1);
 	return tu_run(daemon_suite());
 }

@@ -163,6 +163,10 @@ make_bad_copy(const char *path, void (*change)(int fd, struct seg_hdr *hdr))
 static void bad_magic(int fd, struct seg_hdr *h) { (void)fd; h->magic ^= 1; }
 static void bad_abi(int fd, struct seg_hdr *h) { (void)fd; h->abi_version = 99; }
 static void bad_ring_off(int fd, struct seg_hdr *h) { (void)fd; h->ring_off += 64; }
+static void bad_rings(int fd, struct seg_hdr *h) { (void)fd; h->nb_rings = 3; }
+static void many_rings(int fd, struct seg_hdr *h) { (void)fd; h->nb_rings = 16; }
+static void more_rings(int fd, struct seg_hdr *h) { (void)fd; h->nb_rings = h->nb_rings == 8 ? 4 : h->nb_rings * 2; }
+static void bad_stride(int fd, struct seg_hdr *h) { (void)fd; h->ring_stride += 64; }
 static void bad_objs_off(int fd, struct seg_hdr *h) { (void)fd; h->objs_off = h->seg_size; }
 static void bad_count(int fd, struct seg_hdr *h) { (void)fd; h->obj_count = 100000; }
 static void bad_name(int fd, struct seg_hdr *h) { (void)fd; memset(h->name, 'a', sizeof(h->name)); }
@@ -178,6 +182,10 @@ START_TEST(test_attach_refuses_bad_segments)
 		{ bad_magic, -EBADMSG },
 		{ bad_abi, -EPROTO },
 		{ bad_ring_off, -EBADMSG },
+		{ bad_rings, -EBADMSG },
+		{ many_rings, -EBADMSG },
+		{ more_rings, -EBADMSG },
+		{ bad_stride, -EBADMSG },
 		{ bad_objs_off, -EBADMSG },
 		{ bad_count, -EBADMSG },
 		{ bad_name, -EBADMSG },
@@ -314,7 +322,7 @@ START_TEST(test_get_put_refuse_bad_arguments)
 	ck_assert_mem_eq(&before, &after, sizeof(before));
 	ck_assert_uint_eq(shmpool_avail_count(pool), 64);
 	ck_assert_uint_eq(shmpool_cache_len_(shmpool_default_cache(pool)), 0);
-	ck_assert_uint_eq(ring_count(&pool_handle(pool)->ring), 64);
+	ck_assert_uint_eq(rings_count(pool_handle(pool)), 64);
 	shmpool_detach(pool);
 }
 END_TEST

@@ -93,16 +93,13 @@ struct shmpool_cache {
 		uint64_t get_success_bulk;
 	} change;
 
-	/* What the owner is claiming on the ring to put, written before
-	 * each claim so that shmpoold can finish the put of a process
-	 * killed in the middle of it: position (low 32 bits) << 32 | count;
-	 * 0 for nothing. */
-	uint64_t ring_op __attribute__((aligned(SHMPOOL_CACHE_LINE)));
+	/* 0 (until ABI 6 of the segment, the record of a put to the ring,
+	 * which is now in the slot, one for each ring). */
+	uint64_t reserved0 __attribute__((aligned(SHMPOOL_CACHE_LINE)));
 	/* Gets and puts that went to the ring whole, past the cache (none,
 	 * or n above its size): each a call and a ring operation at once,
-	 * counted once here, next to the record the put writes anyway;
-	 * readers add them to both (get_success_bulk and
-	 * get_common_pool_bulk, ...). */
+	 * counted once here; readers add them to both (get_success_bulk
+	 * and get_common_pool_bulk, ...). */
 	uint64_t put_direct_bulk;
 	uint64_t put_direct_objs;
 	uint64_t get_direct_bulk;
