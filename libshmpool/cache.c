@@ -56,14 +56,33 @@ count_direct(uint64_t *bulk, uint64_t *objs, unsigned int n)
  * as on one ring.  The records of the puts are rc's slot's (rc, a cache
  * of the caller's: the counting one).
  */
+/*
+ * Ring i's view as a value, for the short tries: the ring's address is the
+ * one thing to load (its entries follow it, and every ring has ring 0's
+ * geometry), so that the compiler keeps no pointer to the view.
+ */
+static inline __attribute__((always_inline)) struct ring_view
+ring_view_at(const struct pool_handle *h, unsigned int i)
+{
+	struct ring_view v;
+
+	v.r = h->rings[i].r;
+	v.ents = v.r->ents;
+	v.size = h->rings[0].size;
+	v.mask = h->rings[0].mask;
+	return v;
+}
+
+/* A put of n that ring i's first try did not make: ring i again (its
+ * slow path), then the others.  n, or 0 when none had room. */
 static int __attribute__((noinline))
-rings_put_far(struct pool_handle *h, const void *src, enum ring_kind k,
+rings_put_rest(struct pool_handle *h, const void *src, enum ring_kind k,
 		const char *base, unsigned int n, unsigned int i,
 		struct shmpool_cache *rc)
 {
 	unsigned int j, r;
 
-	for (j = 1; j < h->nb_rings; j++) {
+	for (j = 0; j < h->nb_rings; j++) {
 		r = (i + j) & h->ring_mask;
 		if (ring_put(&h->rings[r], src, k, base, n, RING_BULK,
 				slot_ring_op(rc, r)) > 0)
@@ -72,26 +91,32 @@ rings_put_far(struct pool_handle *h, const void *src, enum ring_kind k,
 	return 0;
 }
 
-/* Put n to ring i, else to another (above): n, or 0 when none had room. */
-static inline int
+/* Put n to ring i, else to another (above): n, or 0 when none had room.
+ * The first try inline, on ring i's view as a value. */
+static inline __attribute__((always_inline)) int
 rings_put(struct pool_handle *h, const void *src, enum ring_kind k,
 		const char *base, unsigned int n, unsigned int i,
 		struct shmpool_cache *rc)
 {
-	if (caa_likely(ring_put(&h->rings[i], src, k, base, n, RING_BULK,
-			slot_ring_op(rc, i)) > 0))
+	struct ring_view v = ring_view_at(h, i);
+
+	if (caa_likely(ring_put_try(&v, src, k, base, n, slot_ring_op(rc, i),
+			0)))
 		return (int)n;
-	return rings_put_far(h, src, k, base, n, i, rc);
+	return rings_put_rest(h, src, k, base, n, i, rc);
 }
 
-/* A get of n that ring i did not serve (above): n, or 0. */
+/* A get of n that ring i's first try did not make: ring i again (its slow
+ * path), then the others (above).  n, or 0. */
 static int __attribute__((noinline))
-rings_get_far(struct pool_handle *h, void *dst, enum ring_kind k, char *base,
+rings_get_rest(struct pool_handle *h, void *dst, enum ring_kind k, char *base,
 		unsigned int n, unsigned int i, struct shmpool_cache *rc)
 {
 	unsigned int j, got = 0;
 	int r;
 
+	if (ring_get_slow(&h->rings[i], dst, k, base, n, RING_BULK) > 0)
+		return (int)n;
 	if (h->nb_rings == 1)
 		return 0;
 	for (j = 1; j < h->nb_rings; j++)
@@ -115,14 +140,15 @@ rings_get_far(struct pool_handle *h, void *dst, enum ring_kind k, char *base,
 }
 
 /* Get n from ring i, else from the others (above): n, or 0. */
-static inline int
+static inline __attribute__((always_inline)) int
 rings_get(struct pool_handle *h, void *dst, enum ring_kind k, char *base,
 		unsigned int n, unsigned int i, struct shmpool_cache *rc)
 {
-	if (caa_likely(ring_get(&h->rings[i], dst, k, base, n,
-			RING_BULK) > 0))
+	struct ring_view v = ring_view_at(h, i);
+
+	if (caa_likely(ring_get_try(&v, dst, k, base, n, 0)))
 		return (int)n;
-	return rings_get_far(h, dst, k, base, n, i, rc);
+	return rings_get_rest(h, dst, k, base, n, i, rc);
 }
 
 /* Make cache what its change record says. */
@@ -361,13 +387,13 @@ args_handle(struct shmpool *pool, unsigned int n)
  * chose).  These out-of-line helpers take the attachment h alone, whose
  * pub is the pool (one register less than both).
  */
-/* A get past the cache that the first ring tried (i) did not serve. */
+/* A get past the cache that the first try on ring i did not make. */
 static int __attribute__((noinline))
-get_direct_far(struct pool_handle *h, void **objs, unsigned int n,
+get_direct_rest(struct pool_handle *h, void **objs, unsigned int n,
 		struct shmpool_cache *cache, struct shmpool_cache *st,
 		unsigned int i)
 {
-	if (rings_get_far(h, objs, RING_PTRS, h->pub.objbase, n, i, st) <= 0)
+	if (rings_get_rest(h, objs, RING_PTRS, h->pub.objbase, n, i, st) <= 0)
 		return get_bypass_with_cache(h, objs, n, cache, st);
 	count_direct(&st->get_direct_bulk, &st->get_direct_objs, n);
 	return 0;
@@ -379,10 +405,11 @@ get_direct_in(struct pool_handle *h, void **objs, unsigned int n,
 {
 	struct shmpool *pool = &h->pub;
 	unsigned int i = ring_here(h);
+	struct ring_view v = ring_view_at(h, i);
 
-	if (caa_unlikely(ring_get(&h->rings[i], objs, RING_PTRS,
-			pool->objbase, n, RING_BULK) <= 0))
-		return get_direct_far(h, objs, n, cache, st, i);
+	if (caa_unlikely(!ring_get_try(&v, objs, RING_PTRS, pool->objbase, n,
+			0)))
+		return get_direct_rest(h, objs, n, cache, st, i);
 	count_direct(&st->get_direct_bulk, &st->get_direct_objs, n);
 	return 0;
 }
@@ -476,6 +503,7 @@ shmpool_generic_get_slow_(struct shmpool *pool, void **objs, unsigned int n,
 		struct shmpool_cache *cache)
 {
 	struct pool_handle *h = args_handle(pool, n);
+	struct ring_view v;
 
 	if (caa_unlikely(h == NULL))
 		return -EINVAL;
@@ -485,8 +513,9 @@ shmpool_generic_get_slow_(struct shmpool *pool, void **objs, unsigned int n,
 		return get_cached(h, objs, n, cache);
 	if (caa_unlikely(!ring_short_n(n)))
 		return get_direct(h, objs, n, cache);
-	if (caa_unlikely(!ring_get_short(&h->rings[ring_here(h)], objs,
-			RING_PTRS, pool->objbase, n)))
+	v = ring_view_at(h, ring_here(h));
+	if (caa_unlikely(!ring_get_short(&v, objs, RING_PTRS, pool->objbase,
+			n)))
 		return get_direct(h, objs, n, cache);
 	count_direct(&cache->get_direct_bulk, &cache->get_direct_objs, n);
 	return 0;
@@ -545,6 +574,7 @@ shmpool_generic_put_slow_(struct shmpool *pool, void * const *objs,
 		unsigned int n, struct shmpool_cache *cache)
 {
 	struct pool_handle *h = args_handle(pool, n);
+	struct ring_view v;
 	unsigned int i;
 
 	if (caa_unlikely(h == NULL))
@@ -556,8 +586,9 @@ shmpool_generic_put_slow_(struct shmpool *pool, void * const *objs,
 	if (caa_unlikely(!ring_short_n(n)))
 		return put_direct(h, objs, n, cache);
 	i = ring_here(h);
-	if (caa_unlikely(!ring_put_short(&h->rings[i], objs, RING_PTRS,
-			pool->objbase, n, slot_ring_op(cache, i))))
+	v = ring_view_at(h, i);
+	if (caa_unlikely(!ring_put_short(&v, objs, RING_PTRS, pool->objbase,
+			n, slot_ring_op(cache, i))))
 		return put_direct(h, objs, n, cache);
 	count_direct(&cache->put_direct_bulk, &cache->put_direct_objs, n);
 	return 0;

@@ -1,6 +1,8 @@
 /*
  * ring.h - the multi-producer multi-consumer ring of object references
- * that holds a pool's free objects.  Internal to libshmpool.
+ * that holds free objects.  Internal to libshmpool.  A pool has one for
+ * each CPU, up to 8 (struct seg_hdr, segment-internal.h; which ring an
+ * operation goes to, cache.c); each is a ring as described here.
  *
  * Positions are 64-bit counters that only grow: producers claim positions
  * at prod_head, consumers at cons_head, each side with one compare-and-

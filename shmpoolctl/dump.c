@@ -543,6 +543,7 @@ pool_snap_read(const struct pool_ref *ref, struct pool_snap *snap,
 	snap->cache_size = h->cache_size;
 	snap->flushthresh = SHMPOOL_CACHE_FLUSHTHRESH(h->cache_size);
 	snap->nb_slots = h->nb_slots;
+	snap->nb_rings = h->nb_rings;
 
 	/*
 	 * A slot released meanwhile moves its counters into the retired
@@ -708,6 +709,7 @@ dump_text(FILE *f, const struct pool_snap *snap, int per_cache)
 		"  cache_size=%" PRIu32 "\n"
 		"  flushthresh=%" PRIu32 "\n"
 		"  slots=%" PRIu32 "\n"
+		"  rings=%" PRIu32 "\n"
 		"  common_pool_count=%" PRIu32 "\n"
 		"  avail_count=%" PRIu32 "\n"
 		"  in_use_count=%" PRIu32 "\n"
@@ -716,7 +718,7 @@ dump_text(FILE *f, const struct pool_snap *snap, int per_cache)
 		snap->size, snap->size, snap->obj_size,
 		snap->trailer_size, snap->elt_size,
 		snap->cache_size, snap->flushthresh, snap->nb_slots,
-		snap->common_pool_count, snap->avail, snap->in_use,
+		snap->nb_rings, snap->common_pool_count, snap->avail, snap->in_use,
 		snap->caches_in_use);
 	for (k = 0; k < snap->nb_live; k++)
 		fprintf(f, "  cache[%" PRIu32 "]: pid=%ld len=%" PRIu32 "\n",
@@ -767,6 +769,7 @@ dump_json_pool(struct jw *w, const struct pool_snap *snap)
 	jw_u64(w, "cache_size", snap->cache_size);
 	jw_u64(w, "flushthresh", snap->flushthresh);
 	jw_u64(w, "slots", snap->nb_slots);
+	jw_u64(w, "rings", snap->nb_rings);
 	jw_u64(w, "common_pool_count", snap->common_pool_count);
 	jw_u64(w, "avail_count", snap->avail);
 	jw_u64(w, "in_use_count", snap->in_use);
@@ -840,7 +843,7 @@ dump_prometheus(FILE *f, const struct pool_snap *snaps, size_t n)
 			offsetof(struct pool_snap, avail) },
 		{ "in_use", "Objects taken and not put back.",
 			offsetof(struct pool_snap, in_use) },
-		{ "common_pool_count", "Free objects in the ring.",
+		{ "common_pool_count", "Free objects in the rings.",
 			offsetof(struct pool_snap, common_pool_count) },
 		{ "caches_in_use", "Cache slots claimed.",
 			offsetof(struct pool_snap, caches_in_use) },

@@ -206,7 +206,7 @@ struct pool_snap {
 	int huge;
 	uint64_t page_size, seg_size, create_time;
 	uint32_t size, obj_size, elt_size, trailer_size;
-	uint32_t cache_size, flushthresh, nb_slots;
+	uint32_t cache_size, flushthresh, nb_slots, nb_rings;
 	uint32_t common_pool_count, avail, in_use, caches_in_use;
 	uint64_t total_cache_count;
 	uint64_t stats[SNAP_COUNTERS];	/* live slots + retired */

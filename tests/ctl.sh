@@ -38,6 +38,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' HUP INT TERM
 export SHMPOOL_SOCKET="$dir/sock"
+# Pools of 4 rings, whatever the CPUs: dump prints the count.
+export SHMPOOL_RINGS=4
 out="$dir/out"
 err="$dir/err"
 failures=0
@@ -377,6 +379,7 @@ k=$(sed -n "s/^  cache\[\([0-9]*\)\]: pid=$w2 len=.*/\1/p" "$out")
 	echo "  cache_size=32"
 	echo "  flushthresh=48"
 	echo "  slots=64"
+	echo "  rings=4"
 	echo "  common_pool_count=$((1024 - 7 - w2_len))"
 	echo "  avail_count=$((1024 - 7))"
 	echo "  in_use_count=7"
