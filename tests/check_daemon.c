@@ -1280,6 +1280,23 @@ START_TEST(test_kill_in_put_ring1)
 }
 END_TEST
 
+/* A daemon given a bad SHMPOOL_RINGS refuses each create, with the value. */
+START_TEST(test_bad_rings_env)
+{
+	struct daemon d;
+
+	setenv("SHMPOOL_RINGS", "3", 1);
+	d_init(&d, "badrings");
+	d_start(&d);
+	setenv("SHMPOOL_RINGS", "1", 1);
+	ck_assert_str_eq(ask(&d, "create name=x objects=100 object-size=64"),
+		"shmpool/1 error EINVAL msg=pool 'x': SHMPOOL_RINGS=3 is not a "
+		"power of two in 1..8");
+	ck_assert_str_eq(ask(&d, "list"), "shmpool/1 ok count=0");
+	d_finish(&d);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* 3. kill -9 of the daemon: workers go on; a new daemon reclaims. */
 
@@ -3335,6 +3352,7 @@ daemon_suite(void)
 	tcase_add_test(tc, test_kill_worker);
 	tcase_add_test(tc, test_kill_in_put);
 	tcase_add_test(tc, test_kill_in_put_ring1);
+	tcase_add_test(tc, test_bad_rings_env);
 	tcase_add_test(tc, test_kill_daemon);
 	tcase_add_test(tc, test_bad_requests);
 	tcase_add_test(tc, test_create_in_background);
