@@ -47,16 +47,6 @@ count_direct(uint64_t *bulk, uint64_t *objs, unsigned int n)
 }
 
 /*
- * The rings past the first one tried (ring i, that of the caller's CPU:
- * ring_here()).  A put goes to ring i, which has room for every object
- * (struct seg_hdr), but after a double put; then to the others in turn.
- * A get that ring i cannot serve takes its n from one other ring, or else
- * gathers them from all, each giving what it has; if they have not n
- * between them, what it gathered goes back to ring i and the get fails,
- * as on one ring.  The records of the puts are rc's slot's (rc, a cache
- * of the caller's: the counting one).
- */
-/*
  * Ring i's view as a value, for the short tries: the ring's address is the
  * one thing to load (its entries follow it, and every ring has ring 0's
  * geometry), so that the compiler keeps no pointer to the view.
@@ -73,8 +63,19 @@ ring_view_at(const struct pool_handle *h, unsigned int i)
 	return v;
 }
 
-/* A put of n that ring i's first try did not make: ring i again (its
- * slow path), then the others.  n, or 0 when none had room. */
+/*
+ * The rings past the first one tried (ring i, that of the caller's CPU:
+ * ring_here()).  A put goes to ring i, which has room for every object
+ * (struct seg_hdr), but after a double put; then to the others in turn.
+ * A get that ring i cannot serve takes its n from one other ring, or else
+ * gathers them from all, each giving what it has; if they have not n
+ * between them, what it gathered goes back to ring i and the get fails,
+ * as on one ring.  The records of the puts are rc's slot's (rc, a cache
+ * of the caller's: the counting one).
+ *
+ * Here, a put of n that ring i's first try did not make: ring i again
+ * (its slow path), then the others.  n, or 0 when none had room.
+ */
 static int __attribute__((noinline))
 rings_put_rest(struct pool_handle *h, const void *src, enum ring_kind k,
 		const char *base, unsigned int n, unsigned int i,

@@ -21,6 +21,14 @@
 
 #if HAVE_DECL___RSEQ_OFFSET && defined(__x86_64__)
 ptrdiff_t rseq_cpu_off;
+
+/* Where each thread's rseq area is, set once when the library is loaded
+ * (glibc sets __rseq_offset before any constructor runs). */
+static void __attribute__((constructor))
+rseq_cpu_off_init(void)
+{
+	rseq_cpu_off = __rseq_offset;
+}
 #endif
 
 /* Every attachment of this process, for the calls given only a cache. */
@@ -64,6 +72,7 @@ slot_claim_for(struct pool_handle *h, unsigned int size, pid_t pid,
 		    uatomic_cmpxchg(&s->owner, free_word, mine) != free_word)
 			continue;
 		memset(c, 0, offsetof(struct shmpool_cache, objs));
+		memset(s->ring_ops, 0, sizeof(s->ring_ops));
 		c->slot = i;
 		c->size = size;
 		c->flushthresh = SHMPOOL_CACHE_FLUSHTHRESH(size);
@@ -155,6 +164,9 @@ slot_retire(struct pool_handle *h, struct seg_slot *s, pid_t pid)
 	s->cache.size = 0;
 	s->cache.flushthresh = 0;
 	s->start_time = 0;
+	/* Nothing of the slot's is being put now (its owner is detaching or
+	 * dead): no record may cover a position for the next owner. */
+	memset(s->ring_ops, 0, sizeof(s->ring_ops));
 	/* Everything above is done before the slot can be claimed again. */
 	cmm_smp_wmb();
 	uatomic_set(&s->owner, SLOT_OWNER(SEG_SLOT_FREE, 0));
@@ -251,9 +263,6 @@ pool_open_prot(int fd, const char *what, const char *name, int prot,
 			goto unmap;
 		}
 	}
-#if HAVE_DECL___RSEQ_OFFSET && defined(__x86_64__)
-	rseq_cpu_off = __rseq_offset;
-#endif
 	h->pub.objbase = (char *)hdr + geom.objs_off;
 	memcpy(h->name, geom.name, sizeof(h->name));
 	pthread_mutex_init(&h->lock, NULL);

@@ -41,7 +41,8 @@
  *
  * A producer killed between its claim and its last write leaves positions
  * that will never be written.  Each producer therefore first writes what it
- * is about to claim in a record of its own (a word of its slot, one for each ring),
+ * is about to claim in a record of its own (a word of its slot, one for
+ * each ring),
  * and ring_repair() (shmpoold, after a death) makes a hole of every
  * claimed, unwritten position that no live record covers; the next
  * consumer to reach a hole steps over it.  The references that producer
@@ -626,8 +627,13 @@ ring_put_try(const struct ring_view *v, const void *src, enum ring_kind k,
 		return 0;
 	/* The record before the claim: the compare-and-swap orders them. */
 	uatomic_set(rec, RING_OP(pos, n));
-	if (caa_unlikely(!ring_claim(&v->r->prod_head, &pos, n)))
+	if (caa_unlikely(!ring_claim(&v->r->prod_head, &pos, n))) {
+		/* Another producer has those positions: the record must not
+		 * cover them for it (the caller may try another ring next,
+		 * with another record, and leave this one as it is). */
+		uatomic_set(rec, 0);
 		return 0;
+	}
 	if (short_only)
 		ring_write_short(v, pos, n, src, k, base);
 	else

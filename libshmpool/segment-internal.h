@@ -31,12 +31,13 @@
 /*
  * A pool's free objects are in nb_rings rings, a power of two up to
  * SEG_RINGS_MAX: the number of CPUs the host can have, rounded up (capped
- * there), when the pool was made, or SHMPOOL_RINGS (seg_rings()).  A process puts to, and gets from
- * first, the ring of the CPU it runs on (CPU number & (nb_rings - 1)), so
- * that processes on different CPUs do not take each other's lines at
- * every operation; a get that ring cannot serve takes from the others.
- * Each ring has room for every object, so that a put always fits the
- * first ring it tries (but after a double put).
+ * there), when the pool was made, or SHMPOOL_RINGS (seg_rings()).  A
+ * process puts to, and gets from first, the ring of the CPU it runs on
+ * (CPU number & (nb_rings - 1)), so that processes on different CPUs do
+ * not take each other's lines at every operation; a get that ring
+ * cannot serve takes from the others.  Each ring has room for every
+ * object, so that a put always fits the first ring it tries (but after
+ * a double put).
  */
 #define SEG_RINGS_MAX		8
 
@@ -142,8 +143,8 @@ pool_handle(const struct shmpool *pool)
  * which ring to try first.
  */
 #if HAVE_DECL___RSEQ_OFFSET && defined(__x86_64__)
-/* pool.c: __rseq_offset, set when a pool is opened (a hidden copy: one
- * load less than glibc's, which is reached through the GOT). */
+/* pool.c: __rseq_offset, set when the library is loaded (a hidden copy:
+ * one load less than glibc's, which is reached through the GOT). */
 extern ptrdiff_t rseq_cpu_off __attribute__((visibility("hidden")));
 static inline unsigned int
 cpu_here(void)

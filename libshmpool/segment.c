@@ -98,7 +98,6 @@ int
 seg_rings(const char *name)
 {
 	const char *env = getenv("SHMPOOL_RINGS");
-	long cpus;
 
 	if (env != NULL && env[0] != '\0') {
 		char *end;
@@ -114,12 +113,17 @@ seg_rings(const char *name)
 				SEG_RINGS_MAX);
 		return (int)v;
 	}
-	cpus = sysconf(_SC_NPROCESSORS_CONF);
+#if HAVE_DECL___RSEQ_OFFSET && defined(__x86_64__)
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
 	if (cpus < 1)
 		cpus = 1;
 	if (cpus > SEG_RINGS_MAX)
 		cpus = SEG_RINGS_MAX;
 	return (int)pow2_at_least((uint32_t)cpus);
+#else
+	/* The library cannot tell the CPU (cpu_here()): one ring. */
+	return 1;
+#endif
 }
 
 static int

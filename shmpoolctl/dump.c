@@ -487,7 +487,8 @@ pool_snap_read(const struct pool_ref *ref, struct pool_snap *snap,
 	struct pool_handle *h;
 	const struct seg_hdr *hdr;
 	uint64_t r2[SNAP_COUNTERS], *owners;
-	uint32_t i, ring, tries;
+	uint64_t ring;
+	uint32_t i, tries;
 	uint64_t avail;
 	int ret, releasing;
 

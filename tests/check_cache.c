@@ -987,6 +987,36 @@ START_TEST(test_rings_gather)
 }
 END_TEST
 
+/* A slot's put records are 0 when it is retired and when it is claimed,
+ * whatever a process left in them. */
+START_TEST(test_rings_records_cleared)
+{
+	struct shmpool *pool = rings_pool("recs", "2", 8, 0), *other;
+	struct shmpool_cache *c = shmpool_default_cache(pool);
+	int slot = shmpool_cache_slot(c);
+	struct seg_slot *slots;
+
+	other = tu_attach("recs", -1);
+	slots = pool_handle(other)->slots;
+	ck_assert_int_eq(shmpool_cache_slot(shmpool_default_cache(other)),
+		slot + 1);
+	/* Left in a slot by its owner: its retirement clears them. */
+	uatomic_set(slot_ring_op(c, 1), RING_OP(5, 3));
+	uatomic_set(slot_ring_op(c, 7), RING_OP(9, 1));
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+	ck_assert_uint_eq(uatomic_read(&slots[slot].owner), 0);
+	ck_assert_uint_eq(uatomic_read(&slots[slot].ring_ops[1]), 0);
+	ck_assert_uint_eq(uatomic_read(&slots[slot].ring_ops[7]), 0);
+	/* Written by hand in a free slot: the claim clears it. */
+	uatomic_set(&slots[slot].ring_ops[1], RING_OP(5, 3));
+	ck_assert_int_eq(shmpool_cache_claim(other, 0, &c), 0);
+	ck_assert_int_eq(shmpool_cache_slot(c), slot);
+	ck_assert_uint_eq(*slot_ring_op(c, 1), 0);
+	ck_assert_int_eq(shmpool_cache_release(c), 0);
+	ck_assert_int_eq(shmpool_detach(other), 0);
+}
+END_TEST
+
 /* A cache's refill gathers too: a cache of 4 on rings of 3 at most. */
 START_TEST(test_rings_refill)
 {
@@ -1031,6 +1061,7 @@ cache_suite(void)
 	tcase_add_test(tc, test_rings_cpu);
 	tcase_add_test(tc, test_rings_gather);
 	tcase_add_test(tc, test_rings_refill);
+	tcase_add_test(tc, test_rings_records_cleared);
 	suite_add_tcase(s, tc);
 	return s;
 }
@@ -1039,7 +1070,7 @@ int
 main(void)
 {
 	/* One ring: these tests follow each object through it in order.
-	 * The tests of several rings set their own (check_rings). */
+	 * The tests of several rings (tcase "rings") set their own. */
 	setenv("SHMPOOL_RINGS", "1", 1);
 	return tu_run(cache_suite());
 }
