@@ -264,6 +264,32 @@ proto_connect(const char *path)
 	return fd;
 }
 
+void
+proto_msg_init(struct msghdr *mh, struct iovec *iov, void *buf, size_t len,
+		union proto_cbuf *cbuf)
+{
+	memset(mh, 0, sizeof(*mh));
+	iov->iov_base = buf;
+	iov->iov_len = len;
+	mh->msg_iov = iov;
+	mh->msg_iovlen = 1;
+	if (cbuf != NULL) {
+		mh->msg_control = cbuf->buf;
+		mh->msg_controllen = sizeof(cbuf->buf);
+	}
+}
+
+void
+proto_msg_put_fd(struct msghdr *mh, int fd)
+{
+	struct cmsghdr *cm = CMSG_FIRSTHDR(mh);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+}
+
 int
 proto_take_fd(struct msghdr *mh)
 {
@@ -294,10 +320,7 @@ proto_call(int sock, const char *req, char *buf, size_t bufsz,
 		struct proto_msg *msg, int *fdp)
 {
 	char line[PROTO_REQ_MAX + 1], err[256];
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} cbuf;
+	union proto_cbuf cbuf;
 	struct iovec iov;
 	struct msghdr mh;
 	const char *bad;
@@ -315,13 +338,7 @@ proto_call(int sock, const char *req, char *buf, size_t bufsz,
 		return seterr(-ECONNREFUSED, "shmpoold: send: %s",
 			strerror(errno));
 
-	memset(&mh, 0, sizeof(mh));
-	iov.iov_base = buf;
-	iov.iov_len = bufsz - 1;
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = cbuf.buf;
-	mh.msg_controllen = sizeof(cbuf.buf);
+	proto_msg_init(&mh, &iov, buf, bufsz - 1, &cbuf);
 	do
 		len = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
 	while (len < 0 && errno == EINTR);

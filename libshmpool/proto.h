@@ -15,6 +15,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 
 #define PROTO_VERSION		1
 #define PROTO_REQ_MAX		4096		/* bytes in a request */
@@ -69,11 +71,26 @@ const char *proto_socket_path(void);
  */
 int proto_connect(const char *path);
 
+/* Room for the one descriptor (SCM_RIGHTS) a message carries. */
+union proto_cbuf {
+	struct cmsghdr h;
+	char buf[CMSG_SPACE(sizeof(int))];
+};
+
+/*
+ * mh over the one buffer buf of len bytes (through iov), with cbuf for a
+ * descriptor to receive, or to send with proto_msg_put_fd(); cbuf NULL
+ * for none.
+ */
+void proto_msg_init(struct msghdr *mh, struct iovec *iov, void *buf,
+		size_t len, union proto_cbuf *cbuf);
+/* fd in mh's descriptor room (proto_msg_init() given a cbuf). */
+void proto_msg_put_fd(struct msghdr *mh, int fd);
+
 /*
  * The first descriptor that came with a received message (SCM_RIGHTS),
  * or -1; any others are closed.
  */
-struct msghdr;
 int proto_take_fd(struct msghdr *mh);
 
 /*

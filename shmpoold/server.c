@@ -731,22 +731,13 @@ client_read(struct client *c)
 {
 	static struct reply r;
 	char buf[PROTO_REQ_MAX + 1];
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} cbuf;
+	union proto_cbuf cbuf;
 	struct msghdr mh;
 	struct iovec iov;
 	ssize_t len;
 	int fd;
 
-	memset(&mh, 0, sizeof(mh));
-	iov.iov_base = buf;
-	iov.iov_len = PROTO_REQ_MAX;
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = cbuf.buf;
-	mh.msg_controllen = sizeof(cbuf.buf);
+	proto_msg_init(&mh, &iov, buf, PROTO_REQ_MAX, &cbuf);
 	len = recvmsg(c->tag.fd, &mh, MSG_TRUNC | MSG_CMSG_CLOEXEC);
 	if (len < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
@@ -792,28 +783,13 @@ client_read(struct client *c)
 static void
 reply_send(struct client *c, struct reply *r)
 {
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} cbuf;
+	union proto_cbuf cbuf;
 	struct msghdr mh;
 	struct iovec iov;
-	struct cmsghdr *cm;
 
-	memset(&mh, 0, sizeof(mh));
-	iov.iov_base = r->buf;
-	iov.iov_len = r->len;
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	if (r->fd >= 0) {
-		mh.msg_control = cbuf.buf;
-		mh.msg_controllen = sizeof(cbuf.buf);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &r->fd, sizeof(int));
-	}
+	proto_msg_init(&mh, &iov, r->buf, r->len, r->fd >= 0 ? &cbuf : NULL);
+	if (r->fd >= 0)
+		proto_msg_put_fd(&mh, r->fd);
 	if (sendmsg(c->tag.fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
 		/* A client that does not read its replies is dropped, and
 		 * an attach it did not receive is undone. */
