@@ -293,6 +293,34 @@ mkdir_parent(const char *path)
 	}
 }
 
+/* Tags dropped while the event loop may still hold their events. */
+static CDS_LIST_HEAD(ev_graveyard);
+
+void
+ev_drop(struct ev_tag *t)
+{
+	epoll_ctl(epoll_fd, EPOLL_CTL_DEL, t->fd, NULL);
+	close(t->fd);
+	t->fd = -1;
+	t->dead = 1;
+	cds_list_add(&t->dead_node, &ev_graveyard);
+}
+
+/* After a batch of events: free what was dropped during it. */
+void
+ev_reap(void)
+{
+	struct ev_tag *t, *tmp;
+
+	cds_list_for_each_entry_safe(t, tmp, &ev_graveyard, dead_node) {
+		cds_list_del(&t->dead_node);
+		if (t->kind == EV_CLIENT)
+			client_free(t);
+		else
+			watch_free(t);
+	}
+}
+
 static int
 add_fd(int fd, struct ev_tag *tag)
 {
@@ -317,8 +345,8 @@ main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct ev_tag sig_tag = { EV_SIGNAL, -1, 0 };
-	struct ev_tag timer_tag = { EV_TIMER, -1, 0 };
+	struct ev_tag sig_tag = { .kind = EV_SIGNAL, .fd = -1 };
+	struct ev_tag timer_tag = { .kind = EV_TIMER, .fd = -1 };
 	struct itimerspec its = {
 		.it_interval = { 0, SCAN_INTERVAL_MS * 1000000L },
 		.it_value = { 0, SCAN_INTERVAL_MS * 1000000L },
@@ -522,6 +550,8 @@ main(int argc, char **argv)
 			struct signalfd_siginfo si;
 			uint64_t ticks;
 
+			if (t->dead)
+				continue;
 			switch (t->kind) {
 			case EV_SIGNAL:
 				if (read(t->fd, &si, sizeof(si)) !=
@@ -561,15 +591,14 @@ main(int argc, char **argv)
 				break;
 			}
 		}
-		watches_reap();
-		server_reap();
+		ev_reap();
 	}
 
 	log_msg(LOG_INFO, "shutting down%s", conf.destroy_on_exit ?
 		", destroying every pool (destroy-on-exit)" : "");
 	server_jobs_finish();
 	server_stop(denv.socket);
-	server_reap();
+	ev_reap();
 	if (conf.destroy_on_exit)
 		pools_destroy_all();
 	pools_release();

@@ -37,8 +37,6 @@ struct watch {
 	struct cds_list_head node;
 };
 static CDS_LIST_HEAD(watch_list);
-/* Watches dropped while the event loop may still hold their events. */
-static CDS_LIST_HEAD(watch_graveyard);
 
 struct pool *
 pool_find(const char *name)
@@ -148,24 +146,15 @@ watch_add(pid_t pid, uint64_t start_time)
 static void
 watch_del(struct watch *w)
 {
-	epoll_ctl(epoll_fd, EPOLL_CTL_DEL, w->tag.fd, NULL);
-	close(w->tag.fd);
-	w->tag.fd = -1;
-	w->tag.dead = 1;
 	cds_list_del(&w->node);
-	cds_list_add(&w->node, &watch_graveyard);
+	ev_drop(&w->tag);
 }
 
-/* After a batch of events: free the watches dropped during it. */
+/* A dropped watch, after the batch (ev_reap()). */
 void
-watches_reap(void)
+watch_free(struct ev_tag *tag)
 {
-	struct watch *w, *tmp;
-
-	cds_list_for_each_entry_safe(w, tmp, &watch_graveyard, node) {
-		cds_list_del(&w->node);
-		free(w);
-	}
+	free(caa_container_of(tag, struct watch, tag));
 }
 
 /* Is p's segment still whole?  Someone who may write it could cut it. */
@@ -310,8 +299,6 @@ watch_exited(struct ev_tag *tag)
 	struct pool *p;
 	uint32_t i;
 
-	if (tag->dead)
-		return;
 	cds_list_for_each_entry(p, &pool_list, node) {
 		if (!pool_intact(p))
 			continue;

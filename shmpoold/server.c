@@ -35,11 +35,9 @@ struct client {
 	struct cds_list_head node;
 };
 
-static struct ev_tag listen_tag = { EV_LISTEN, -1, 0 };
+static struct ev_tag listen_tag = { .kind = EV_LISTEN, .fd = -1 };
 static int listen_paused;		/* out of descriptors */
 static CDS_LIST_HEAD(client_list);
-/* Clients closed while the event loop may still hold their events. */
-static CDS_LIST_HEAD(client_graveyard);
 static unsigned int nb_clients;
 
 /* A reply being built. */
@@ -117,29 +115,21 @@ client_close(struct client *c)
 	/* Its create goes on; nobody is told how it ended but the log. */
 	if (c->job != NULL)
 		c->job->owner = NULL;
-	epoll_ctl(epoll_fd, EPOLL_CTL_DEL, c->tag.fd, NULL);
-	close(c->tag.fd);
-	c->tag.fd = -1;
-	/* Freed after the batch (server_reap()): an event of it may still
-	 * come later in this one. */
-	c->tag.dead = 1;
 	cds_list_del(&c->node);
-	cds_list_add(&c->node, &client_graveyard);
+	ev_drop(&c->tag);
 	nb_clients--;
 	if (listen_paused)
 		listen_pause(0);
 }
 
+/* A closed client, after the batch (ev_reap()). */
 void
-server_reap(void)
+client_free(struct ev_tag *tag)
 {
-	struct client *c, *tmp;
+	struct client *c = caa_container_of(tag, struct client, tag);
 
-	cds_list_for_each_entry_safe(c, tmp, &client_graveyard, node) {
-		cds_list_del(&c->node);
-		free(c->who.groups);
-		free(c);
-	}
+	free(c->who.groups);
+	free(c);
 }
 
 int
@@ -847,8 +837,6 @@ server_event(void *tag, uint32_t events)
 	struct ev_tag *t = tag;
 
 	(void)events;
-	if (t->dead)
-		return;
 	if (t->kind == EV_LISTEN) {
 		server_accept();
 	} else if (t->kind == EV_CLIENT) {

@@ -87,7 +87,16 @@ struct ev_tag {
 	enum ev_kind kind;
 	int fd;
 	int dead;			/* dropped; freed after the batch */
+	struct cds_list_head dead_node;	/* in the graveyard, once dropped */
 };
+
+/*
+ * main.c: take t (a client's or a watch's) out of the loop and close its
+ * descriptor; it is freed by ev_reap() after the batch of events, which
+ * may still hold one of its, and the loop skips those.
+ */
+void ev_drop(struct ev_tag *t);
+void ev_reap(void);
 /* pools.c */
 struct pool {
 	struct cds_list_head node;
@@ -161,7 +170,7 @@ void pools_scan(void);
 int pool_intact(struct pool *p);
 void watch_prune(void);
 void watch_exited(struct ev_tag *tag);
-void watches_reap(void);
+void watch_free(struct ev_tag *tag);
 extern struct cds_list_head pool_list;
 
 /* server.c */
@@ -171,8 +180,7 @@ void server_tick(void);
 void server_event(void *tag, uint32_t events);
 /* Wait for every create under way, and answer its client (shutdown). */
 void server_jobs_finish(void);
-/* After a batch of events: free the clients closed during it. */
-void server_reap(void);
+void client_free(struct ev_tag *tag);
 
 extern int epoll_fd;
 int peer_in_group(const struct peer *who, gid_t gid);
