@@ -201,9 +201,10 @@ seg_objs_fit(uint64_t count, uint64_t size)
 		UINT64_C(1) << (32 + SHMPOOL_REF_SHIFT);
 }
 #define SEG_TMP_PREFIX	".shmpool-new."	/* a segment being built */
+/* flags: SEG_FLAG_* bits the header has from the start (the policy). */
 int seg_create(const char *path, const char *name,
 		const struct shmpool_params *params, mode_t mode, uid_t uid,
-		gid_t gid);
+		gid_t gid, uint32_t flags);
 int seg_check(const struct seg_hdr *hdr, uint64_t file_size, const char *what);
 uint64_t seg_layout(const struct shmpool_params *p, uint64_t page_size,
 		uint32_t nb_rings, struct seg_hdr *hdr);

@@ -198,7 +198,7 @@ int
 shmpool_segment_create(const char *path, const char *name,
 		const struct shmpool_params *params, mode_t mode)
 {
-	return seg_create(path, name, params, mode, (uid_t)-1, (gid_t)-1);
+	return seg_create(path, name, params, mode, (uid_t)-1, (gid_t)-1, 0);
 }
 
 /*
@@ -209,7 +209,7 @@ shmpool_segment_create(const char *path, const char *name,
 int
 seg_create(const char *path, const char *name,
 		const struct shmpool_params *params, mode_t mode, uid_t uid,
-		gid_t gid)
+		gid_t gid, uint32_t flags)
 {
 	static unsigned int serial;
 	const char *base;
@@ -278,6 +278,7 @@ seg_create(const char *path, const char *name,
 		goto fail;
 	}
 	memcpy(hdr, &geom, sizeof(geom));
+	hdr->flags = flags;
 	if (sfs.f_type == HUGETLBFS_MAGIC)
 		hdr->flags |= SEG_FLAG_HUGE;
 	seg_init(hdr, name);

@@ -192,8 +192,7 @@ config_pools(const struct config *c, const struct config *old)
 		if (!req.group_set)
 			req.group = denv.group;
 		if (old == NULL) {
-			ret = pool_create(&req, NULL, &field, err,
-				sizeof(err));
+			ret = pool_create(&req, &field, err, sizeof(err));
 		} else {
 			ret = pool_create_start(&req, NULL, &j, &field, err,
 				sizeof(err));

@@ -592,6 +592,17 @@ create_check(const struct create_req *r, const char **field, char *err,
  * are there, else in shm_dir.  Touches nothing but j and the files, so
  * that it can run in a thread of its own; the result is in j.
  */
+/* Build j's segment in dir (create_build()): seg_create()'s result. */
+static int
+create_build_in(struct create_job *j, const char *dir)
+{
+	const struct create_req *r = &j->req;
+
+	snprintf(j->path, sizeof(j->path), "%s/shmpool.%s", dir, r->name);
+	return seg_create(j->path, r->name, &r->params, r->mode, r->owner,
+		r->group, (uint32_t)r->policy << SEG_FLAG_POLICY_SHIFT);
+}
+
 static void
 create_build(struct create_job *j)
 {
@@ -600,10 +611,7 @@ create_build(struct create_job *j)
 
 	j->note[0] = '\0';
 	if (r->policy != SEG_POLICY_NEVER && denv.hugetlbfs[0] != '\0') {
-		snprintf(j->path, sizeof(j->path), "%s/shmpool.%s",
-			denv.hugetlbfs, r->name);
-		ret = seg_create(j->path, r->name, &r->params, r->mode,
-			r->owner, r->group);
+		ret = create_build_in(j, denv.hugetlbfs);
 		if (ret == 0) {
 			j->ret = 0;
 			return;
@@ -626,10 +634,7 @@ create_build(struct create_job *j)
 			"(%s); using %s", r->name, shmpool_last_error(),
 			denv.shm_dir);
 	}
-	snprintf(j->path, sizeof(j->path), "%s/shmpool.%s", denv.shm_dir,
-		r->name);
-	ret = seg_create(j->path, r->name, &r->params, r->mode, r->owner,
-		r->group);
+	ret = create_build_in(j, denv.shm_dir);
 	if (ret < 0)
 		snprintf(j->err, sizeof(j->err), "%s", shmpool_last_error());
 	j->ret = ret == -ENOSPC ? -ENOMEM : ret;
@@ -637,14 +642,12 @@ create_build(struct create_job *j)
 
 /* The segment built: the pool in the list (the daemon's thread). */
 static int
-create_end(struct create_job *j, struct pool **pp, const char **field,
-		char *err, size_t errsz)
+create_end(struct create_job *j, struct pool **pp, char *err, size_t errsz)
 {
 	const struct create_req *r = &j->req;
 	struct pool *p;
 	int ret;
 
-	*field = NULL;
 	if (j->note[0] != '\0')
 		log_msg(LOG_INFO, "%s", j->note);
 	if (j->ret < 0) {
@@ -658,14 +661,11 @@ create_end(struct create_job *j, struct pool **pp, const char **field,
 		unlink(j->path);
 		return ret;
 	}
-	/* Nobody has attached yet: the header may still take the policy. */
-	p->h->hdr->flags |= (uint32_t)r->policy << SEG_FLAG_POLICY_SHIFT;
 	pools_index_write();
 	log_msg(LOG_INFO, "pool '%s' created in %s: %u objects of %u bytes, "
 		"cache %u, %u slots", r->name, j->path, r->params.obj_count,
 		r->params.obj_size, r->params.cache_size, r->params.nb_slots);
-	if (pp != NULL)
-		*pp = p;
+	*pp = p;
 	return 0;
 }
 
@@ -688,17 +688,18 @@ create_job_new(const struct create_req *r, struct create_job **jp,
 }
 
 int
-pool_create(const struct create_req *r, struct pool **pp, const char **field,
-		char *err, size_t errsz)
+pool_create(const struct create_req *r, const char **field, char *err,
+		size_t errsz)
 {
 	struct create_job *j;
+	struct pool *p;
 	int ret;
 
 	ret = create_job_new(r, &j, field, err, errsz);
 	if (ret < 0)
 		return ret;
 	create_build(j);
-	ret = create_end(j, pp, field, err, errsz);
+	ret = create_end(j, &p, err, errsz);
 	free(j);
 	return ret;
 }
@@ -751,7 +752,8 @@ pool_create_start(const struct create_req *r, void *owner,
 		snprintf(err, errsz, "pool '%s': cannot start a thread to "
 			"build it: %s", r->name, strerror(ret));
 		epoll_ctl(epoll_fd, EPOLL_CTL_DEL, j->tag.fd, NULL);
-		ret = -ret;
+		/* EAGAIN has no name on the wire: out of resources. */
+		ret = ret == EAGAIN ? -ENOMEM : -ret;
 		goto fail;
 	}
 	cds_list_add_tail(&j->node, &job_list);
@@ -764,14 +766,14 @@ fail:
 }
 
 int
-pool_create_end(struct create_job *j, struct pool **pp, const char **field,
-		char *err, size_t errsz)
+pool_create_end(struct create_job *j, struct pool **pp, char *err,
+		size_t errsz)
 {
 	pthread_join(j->thread, NULL);
 	epoll_ctl(epoll_fd, EPOLL_CTL_DEL, j->tag.fd, NULL);
 	close(j->tag.fd);
 	cds_list_del(&j->node);
-	return create_end(j, pp, field, err, errsz);
+	return create_end(j, pp, err, errsz);
 }
 
 int

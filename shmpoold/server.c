@@ -47,8 +47,15 @@ struct reply {
 	int fd;				/* sent with it (not closed), or -1 */
 	struct pool *claimed;		/* an attach: its slot, given back */
 	uint32_t slot;			/* if the reply cannot be sent */
-	int deferred;			/* none now: a create under way */
 };
+
+/* A reply with no descriptor and no slot to give back, yet. */
+static void
+reply_init(struct reply *r)
+{
+	r->fd = -1;
+	r->claimed = NULL;
+}
 
 static uint64_t
 now_ms(void)
@@ -413,7 +420,6 @@ do_create(struct client *c, const struct proto_msg *m, struct reply *r)
 	if (ret < 0)
 		return reply_err(r, -ret, field,
 			field != NULL ? proto_get(m, field) : NULL, text);
-	r->deferred = 1;
 	return 0;
 }
 
@@ -750,9 +756,7 @@ client_read(struct client *c)
 	if (fd >= 0)
 		close(fd);
 	c->last_ms = now_ms();
-	r.fd = -1;
-	r.claimed = NULL;
-	r.deferred = 0;
+	reply_init(&r);
 	if (len > PROTO_REQ_MAX || (mh.msg_flags & MSG_TRUNC)) {
 		char text[128];
 
@@ -764,9 +768,11 @@ client_read(struct client *c)
 			"this connection: one request at a time");
 	} else {
 		handle(c, buf, (size_t)len, &r);
+		/* A create under way answers when it is done (job_done()). */
+		if (c->job != NULL)
+			return;
 	}
-	if (!r.deferred)
-		reply_send(c, &r);
+	reply_send(c, &r);
 }
 
 /* Send r to c; a client that cannot take it is dropped. */
@@ -798,23 +804,19 @@ job_done(struct create_job *j)
 	static struct reply r;
 	struct client *c = j->owner;
 	char text[TEXT_MAX];
-	const char *field;
 	struct pool *p;
 	int ret;
 
-	ret = pool_create_end(j, &p, &field, text, sizeof(text));
+	ret = pool_create_end(j, &p, text, sizeof(text));
 	if (c == NULL && ret < 0)
 		log_msg(LOG_ERR, "%s%spool '%s' not created: %s", j->origin,
 			j->origin[0] != '\0' ? ": " : "", j->req.name, text);
 	if (c != NULL) {
 		c->job = NULL;
 		c->last_ms = now_ms();
-		r.fd = -1;
-		r.claimed = NULL;
-		r.deferred = 0;
+		reply_init(&r);
 		if (ret < 0)
-			reply_err(&r, -ret, field,
-				field != NULL ? j->req.name : NULL, text);
+			reply_err(&r, -ret, NULL, NULL, text);
 		else
 			create_reply(&r, p);
 		reply_send(c, &r);

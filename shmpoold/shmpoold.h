@@ -141,16 +141,16 @@ struct create_job {
 int pools_adopt(void);
 void pools_index_write(void);
 struct pool *pool_find(const char *name);
-int pool_create(const struct create_req *r, struct pool **pp,
-		const char **field, char *err, size_t errsz);
+int pool_create(const struct create_req *r, const char **field, char *err,
+		size_t errsz);
 /* The same in a thread: 0 with *jp under way, or the error at once. */
 int pool_create_start(const struct create_req *r, void *owner,
 		struct create_job **jp, const char **field, char *err,
 		size_t errsz);
-/* Once its eventfd is readable (or to wait for it): pool_create()'s
- * result; the caller frees j. */
-int pool_create_end(struct create_job *j, struct pool **pp,
-		const char **field, char *err, size_t errsz);
+/* Once its eventfd is readable (or to wait for it): the build's result
+ * and the pool (*pp); the caller frees j.  Its errors name no field. */
+int pool_create_end(struct create_job *j, struct pool **pp, char *err,
+		size_t errsz);
 /* The oldest creation under way, or NULL. */
 struct create_job *pool_create_pending(void);
 /* Is a pool of that name being created? */
