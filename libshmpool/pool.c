@@ -35,12 +35,6 @@ rseq_cpu_off_init(void)
 static CDS_LIST_HEAD(handles);
 static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static struct seg_slot *
-slot_of(const struct shmpool_cache *cache)
-{
-	return caa_container_of(cache, struct seg_slot, cache);
-}
-
 /*
  * Claim a free slot for process pid (which started at start_time) with a
  * cache of size objects.  One compare-and-swap makes the slot the
@@ -72,7 +66,6 @@ slot_claim_for(struct pool_handle *h, unsigned int size, pid_t pid,
 		    uatomic_cmpxchg(&s->owner, free_word, mine) != free_word)
 			continue;
 		memset(c, 0, offsetof(struct shmpool_cache, objs));
-		memset(s->ring_ops, 0, sizeof(s->ring_ops));
 		c->slot = i;
 		c->size = size;
 		c->flushthresh = SHMPOOL_CACHE_FLUSHTHRESH(size);
@@ -165,7 +158,9 @@ slot_retire(struct pool_handle *h, struct seg_slot *s, pid_t pid)
 	s->cache.flushthresh = 0;
 	s->start_time = 0;
 	/* Nothing of the slot's is being put now (its owner is detaching or
-	 * dead): no record may cover a position for the next owner. */
+	 * dead): no record may cover a position for the next owner, nor
+	 * while the slot is free (shmpoold reads every slot's).  Every slot
+	 * is freed here, so that a claim finds them 0. */
 	memset(s->ring_ops, 0, sizeof(s->ring_ops));
 	/* Everything above is done before the slot can be claimed again. */
 	cmm_smp_wmb();
@@ -184,6 +179,7 @@ pool_map(int fd, const char *what, int prot, struct seg_hdr **hdrp,
 {
 	struct stat st;
 	void *map;
+	uint32_t i;
 	int ret;
 
 	if (fstat(fd, &st) < 0)
@@ -200,6 +196,18 @@ pool_map(int fd, const char *what, int prot, struct seg_hdr **hdrp,
 			strerror(errno));
 	memcpy(geom, map, sizeof(*geom));
 	ret = seg_check(geom, (uint64_t)st.st_size, what);
+	/* Each ring made as the header says (a count of rings changed may
+	 * leave the layout as it was). */
+	for (i = 0; ret == 0 && i < geom->nb_rings; i++) {
+		const struct ring *r = (const struct ring *)((char *)map +
+			geom->ring_off + i * geom->ring_stride);
+
+		if (r->size != geom->ring_size ||
+				r->mask != geom->ring_size - 1)
+			ret = seterr(-EBADMSG, "%s: ring %u of %u is not one "
+				"of %u entries", what, i, geom->nb_rings,
+				geom->ring_size);
+	}
 	if (ret < 0) {
 		munmap(map, (size_t)st.st_size);
 		return ret;
@@ -252,16 +260,6 @@ pool_open_prot(int fd, const char *what, const char *name, int prot,
 		v->ents = v->r->ents;
 		v->size = geom.ring_size;
 		v->mask = geom.ring_size - 1;
-		/* Each ring made as the header says (a count of rings
-		 * changed may leave the layout as it was). */
-		if (v->r->size != v->size || v->r->mask != v->mask) {
-			ret = seterr(-EBADMSG, "%s: ring %u of %u is not one "
-				"of %u entries", what, i, geom.nb_rings,
-				geom.ring_size);
-			free(h->owned);
-			free(h);
-			goto unmap;
-		}
 	}
 	h->pub.objbase = (char *)hdr + geom.objs_off;
 	memcpy(h->name, geom.name, sizeof(h->name));

@@ -171,11 +171,18 @@ ring_here(const struct pool_handle *h)
 	return cpu_here() & h->ring_mask;
 }
 
-/* The slot holding cache, and its record for ring i. */
+/* The slot holding cache. */
+static inline struct seg_slot *
+slot_of(const struct shmpool_cache *cache)
+{
+	return caa_container_of(cache, struct seg_slot, cache);
+}
+
+/* cache's slot's record for ring i. */
 static inline uint64_t *
 slot_ring_op(struct shmpool_cache *cache, unsigned int i)
 {
-	return &caa_container_of(cache, struct seg_slot, cache)->ring_ops[i];
+	return &slot_of(cache)->ring_ops[i];
 }
 
 /* The objects in every ring (ring_count() of each). */
@@ -191,13 +198,13 @@ rings_count(const struct pool_handle *h)
 }
 
 /* segment.c */
+#define ALIGN_UP(x, a)	(((x) + (a) - 1) / (a) * (a))
 /* Do count objects of size bytes, each rounded up to a cache line, fit
  * in what a 32-bit reference of cache lines covers (256 GiB)? */
 static inline int
 seg_objs_fit(uint64_t count, uint64_t size)
 {
-	return count * ((size + SHMPOOL_CACHE_LINE - 1) /
-		SHMPOOL_CACHE_LINE * SHMPOOL_CACHE_LINE) <=
+	return count * ALIGN_UP(size, SHMPOOL_CACHE_LINE) <=
 		UINT64_C(1) << (32 + SHMPOOL_REF_SHIFT);
 }
 #define SEG_TMP_PREFIX	".shmpool-new."	/* a segment being built */
@@ -208,7 +215,6 @@ int seg_create(const char *path, const char *name,
 int seg_check(const struct seg_hdr *hdr, uint64_t file_size, const char *what);
 uint64_t seg_layout(const struct shmpool_params *p, uint64_t page_size,
 		uint32_t nb_rings, struct seg_hdr *hdr);
-int seg_rings(const char *name);
 int seg_proc_start_time(pid_t pid, uint64_t *start_time);
 
 /* pool.c */

@@ -18,7 +18,6 @@
 
 #include "segment-internal.h"
 
-#define ALIGN_UP(x, a)	(((x) + (a) - 1) / (a) * (a))
 
 int
 shmpool_name_valid(const char *name)
@@ -94,7 +93,7 @@ seg_layout(const struct shmpool_params *p, uint64_t page_size,
  * of two, at most SEG_RINGS_MAX.  A negative errno for a bad
  * SHMPOOL_RINGS.
  */
-int
+static int
 seg_rings(const char *name)
 {
 	const char *env = getenv("SHMPOOL_RINGS");

@@ -2,9 +2,10 @@
  * shmpool.h - a pool of fixed-size objects shared by processes.
  *
  * A pool lives in one shared-memory segment: a header, a table of cache
- * slots, a ring of free objects that takes no lock, and the objects.
- * Each attached process owns a cache slot; get and put go through that
- * cache and reach the ring only to refill or flush it, in bulk.  Nothing in
+ * slots, the rings of free objects that take no lock (one for each CPU,
+ * up to 8), and the objects.  Each attached process owns a cache slot;
+ * get and put go through that cache and reach the ring (the rings: that
+ * of the caller's CPU first) only to refill or flush it, in bulk.  Nothing in
  * the segment is a pointer, so each process may map it anywhere.
  *
  * Errors: every function that can fail returns 0 (or a count) on success
@@ -98,13 +99,15 @@ struct shmpool_stats {
 
 /*
  * Create a pool's segment as the file at path, named name, with every
- * object in its ring and every slot free.  The file appears complete or not
+ * object in its rings (SHMPOOL_RINGS of them if set: 1, 2, 4 or 8; else
+ * one for each CPU, up to 8) and every slot free.  The file appears complete or not
  * at all: it is built under a temporary name and linked into place, and
  * its pages are allocated up front (on hugetlbfs, as huge pages) so that
  * no process faults for memory later.  Used by shmpoold; control path.
  * Returns:
  *   0 on success;
- *   -EINVAL: a bad name or parameter (shmpool_last_error() says which);
+ *   -EINVAL: a bad name or parameter, or a bad SHMPOOL_RINGS
+ *            (shmpool_last_error() says which);
  *   -EEXIST: a file is already at path;
  *   -ENOMEM, -ENOSPC: the memory could not be had (nothing is left);
  *   other negative errno values from open, fallocate or mmap.
@@ -159,7 +162,7 @@ SHMPOOL_API int shmpool_detach(struct shmpool *pool);
  * One thread at a time per cache; any number of caches at once.
  * Returns:
  *   0 on success;
- *   -ENOENT: fewer than n objects are free in the ring and this cache
+ *   -ENOENT: fewer than n objects are free in the rings and this cache
  *            (objects in other caches are not taken); the pool is
  *            unchanged, objs[] holds nothing meaningful;
  *   -EINVAL: NULL pool or objs, n == 0, or n above the pool's size.
@@ -177,7 +180,7 @@ SHMPOOL_API int shmpool_generic_get(struct shmpool *pool, void **objs, unsigned 
  * Returns:
  *   0 on success;
  *   -EINVAL: NULL pool or objs, n == 0, or n above the pool's size;
- *   -ENOSPC: the ring is full, which only a double put can cause.
+ *   -ENOSPC: every ring is full, which only a double put can cause.
  */
 SHMPOOL_API int shmpool_generic_put(struct shmpool *pool, void * const *objs,
 		unsigned int n, struct shmpool_cache *cache);
