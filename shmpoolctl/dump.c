@@ -840,7 +840,7 @@ dump_prometheus(FILE *f, const struct pool_snap *snaps, size_t n)
 	} gauges[] = {
 		{ "size", "Objects in the pool.",
 			offsetof(struct pool_snap, size) },
-		{ "avail", "Free objects: in the ring and in the caches.",
+		{ "avail", "Free objects: in the rings and in the caches.",
 			offsetof(struct pool_snap, avail) },
 		{ "in_use", "Objects taken and not put back.",
 			offsetof(struct pool_snap, in_use) },
