@@ -101,8 +101,7 @@ rings_put(struct pool_handle *h, const void *src, enum ring_kind k,
 {
 	struct ring_view v = ring_view_at(h, i);
 
-	if (caa_likely(ring_put_try(&v, src, k, base, n, slot_ring_op(rc, i),
-			0)))
+	if (caa_likely(ring_put_try(&v, src, k, base, n, slot_ring_op(rc, i))))
 		return (int)n;
 	return rings_put_rest(h, src, k, base, n, i, rc);
 }
@@ -569,6 +568,21 @@ put_cached(struct pool_handle *h, void * const *objs, unsigned int n,
 	return put_direct(h, objs, n, cache);
 }
 
+/* The rest of a put through an idle cache whose n positions from pos on
+ * ring i, claimed, cross the end of the array: its copy is not a short
+ * one (once a lap). */
+static int __attribute__((noinline))
+put_claimed(struct pool_handle *h, void * const *objs, unsigned int n,
+		struct shmpool_cache *cache, unsigned int i, uint64_t pos)
+{
+	struct ring_view v = ring_view_at(h, i);
+
+	ring_write(&v, pos, n, objs, RING_PTRS, h->pub.objbase);
+	ring_put_done(slot_ring_op(cache, i));
+	count_direct(&cache->put_direct_bulk, &cache->put_direct_objs, n);
+	return 0;
+}
+
 /* What the inline put did not do (see shmpool_generic_get_slow_()). */
 int
 shmpool_generic_put_slow_(struct shmpool *pool, void * const *objs,
@@ -577,6 +591,7 @@ shmpool_generic_put_slow_(struct shmpool *pool, void * const *objs,
 	struct pool_handle *h = args_handle(pool, n);
 	struct ring_view v;
 	unsigned int i;
+	uint64_t pos;
 
 	if (caa_unlikely(h == NULL))
 		return -EINVAL;
@@ -586,11 +601,21 @@ shmpool_generic_put_slow_(struct shmpool *pool, void * const *objs,
 		return put_cached(h, objs, n, cache);
 	if (caa_unlikely(!ring_short_n(n)))
 		return put_direct(h, objs, n, cache);
+	/* The ring's geometry and the objects' base are read once the
+	 * positions are claimed (ring_put_claim()): held across the
+	 * compare-and-swap, they took six registers saved and restored. */
 	i = ring_here(h);
-	v = ring_view_at(h, i);
-	if (caa_unlikely(!ring_put_short(&v, objs, RING_PTRS, pool->objbase,
-			n, slot_ring_op(cache, i))))
+	v.r = h->rings[i].r;
+	if (caa_unlikely(!ring_put_claim(v.r, h->rings[0].size, n,
+			slot_ring_op(cache, i), &pos)))
 		return put_direct(h, objs, n, cache);
+	v.ents = v.r->ents;
+	v.size = h->rings[0].size;
+	v.mask = h->rings[0].mask;
+	if (caa_unlikely(!ring_short(&v, pos, n)))
+		return put_claimed(h, objs, n, cache, i, pos);
+	ring_write_short(&v, pos, n, objs, RING_PTRS, pool->objbase);
+	ring_put_done(slot_ring_op(cache, i));
 	count_direct(&cache->put_direct_bulk, &cache->put_direct_objs, n);
 	return 0;
 }

@@ -484,10 +484,9 @@ ring_copy_out_any(const uint64_t *e, uint32_t seq, void *dst,
 /*
  * Whether n entries from pos make a short copy: fewer than RING_WIDE_MIN
  * (in pairs, or one: ring_short_n()), within the array: no call and few
- * registers.
- * ring_put_short() and ring_get_short() make only those, for the caller
- * to inline as the whole of a put or get through an idle cache (the
- * default one, of size 0, of a pool without caches).
+ * registers.  A put or get through an idle cache (the default one, of
+ * size 0, of a pool without caches) makes only those inline (cache.c;
+ * ring_get_short()).
  */
 static inline int
 ring_short_n(unsigned int n)
@@ -607,39 +606,63 @@ int ring_get_slow(const struct ring_view *v, void *dst, enum ring_kind k,
 		char *base, unsigned int n, enum ring_mode mode);
 
 /*
- * The first try of a put of n (see ring_put()): one claim and the copy,
- * or, with short_only, a short one (ring_short()) alone.  n, or 0 when it
- * did not put them: no room for them, another producer claimed first, or
- * (short_only) not short.
+ * A put in three steps, for a caller that puts them together itself
+ * (cache.c's put through an idle cache, which reads the ring's geometry
+ * and its objects' base only once the positions are claimed, so that
+ * nothing of them is held in a register across the compare-and-swap):
+ * ring_put_claim() writes the record rec and claims n positions of r, a
+ * ring of size entries; ring_write() or ring_write_short() writes them;
+ * ring_put_done() clears the record.  ring_put_claim(): 1 with the first
+ * position in *posp, or 0 when it claimed nothing: no room for n, or
+ * another producer claimed first (rec is then 0 again).
  */
 static inline __attribute__((always_inline)) int
-ring_put_try(const struct ring_view *v, const void *src, enum ring_kind k,
-		const char *base, unsigned int n, uint64_t *rec,
-		const int short_only)
+ring_put_claim(struct ring *r, uint32_t size, unsigned int n, uint64_t *rec,
+		uint64_t *posp)
 {
-	uint64_t pos = uatomic_read(&v->r->prod_head);
+	uint64_t pos = uatomic_read(&r->prod_head);
 
 	/* Every position up to pos + n - 1 - size has been claimed, that
 	 * is read, by a consumer (as the heads are 64-bit, pos + n cannot
 	 * wrap). */
-	if (caa_unlikely((short_only && !ring_short(v, pos, n)) ||
-			pos + n - uatomic_read(&v->r->cons_head) > v->size))
+	if (caa_unlikely(uatomic_read(&r->cons_head) + size - pos < n))
 		return 0;
 	/* The record before the claim: the compare-and-swap orders them. */
 	uatomic_set(rec, RING_OP(pos, n));
-	if (caa_unlikely(!ring_claim(&v->r->prod_head, &pos, n))) {
+	if (caa_unlikely(!ring_claim(&r->prod_head, &pos, n))) {
 		/* Another producer has those positions: the record must not
 		 * cover them for it (the caller may try another ring next,
 		 * with another record, and leave this one as it is). */
 		uatomic_set(rec, 0);
 		return 0;
 	}
-	if (short_only)
-		ring_write_short(v, pos, n, src, k, base);
-	else
-		ring_write(v, pos, n, src, k, base);
+	*posp = pos;
+	return 1;
+}
+
+/* The writes before the record's end. */
+static inline __attribute__((always_inline)) void
+ring_put_done(uint64_t *rec)
+{
 	ring_smp_release();
 	uatomic_set(rec, 0);
+}
+
+/*
+ * The first try of a put of n (see ring_put()): one claim and the copy.
+ * n, or 0 when it did not put them: no room for them, or another
+ * producer claimed first.
+ */
+static inline __attribute__((always_inline)) int
+ring_put_try(const struct ring_view *v, const void *src, enum ring_kind k,
+		const char *base, unsigned int n, uint64_t *rec)
+{
+	uint64_t pos;
+
+	if (caa_unlikely(!ring_put_claim(v->r, v->size, n, rec, &pos)))
+		return 0;
+	ring_write(v, pos, n, src, k, base);
+	ring_put_done(rec);
 	return n;
 }
 
@@ -676,7 +699,7 @@ ring_put(const struct ring_view *v, const void *src, enum ring_kind k,
 		const char *base, unsigned int n, enum ring_mode mode,
 		uint64_t *rec)
 {
-	if (caa_likely(ring_put_try(v, src, k, base, n, rec, 0)))
+	if (caa_likely(ring_put_try(v, src, k, base, n, rec)))
 		return n;
 	return ring_put_slow(v, src, k, base, n, mode, rec);
 }
@@ -695,16 +718,9 @@ ring_get(const struct ring_view *v, void *dst, enum ring_kind k, char *base,
 	return ring_get_slow(v, dst, k, base, n, mode);
 }
 
-/* The short tries alone (ring_short()), for the caller to inline as the
- * whole of a put or get through an idle cache: n, or 0 and ring_put() or
- * ring_get() is to be called. */
-static inline __attribute__((always_inline)) int
-ring_put_short(const struct ring_view *v, const void *src, enum ring_kind k,
-		const char *base, unsigned int n, uint64_t *rec)
-{
-	return ring_put_try(v, src, k, base, n, rec, 1);
-}
-
+/* The short try of a get alone (ring_short()), for the caller to inline
+ * as the whole of a get through an idle cache: n, or 0 and ring_get() is
+ * to be called. */
 static inline __attribute__((always_inline)) int
 ring_get_short(const struct ring_view *v, void *dst, enum ring_kind k,
 		char *base, unsigned int n)

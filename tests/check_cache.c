@@ -345,6 +345,59 @@ START_TEST(test_cache_size_zero)
 }
 END_TEST
 
+/*
+ * A put without a cache whose positions cross the end of the ring's array
+ * (its copy cannot be a short one: the library finishes it out of line
+ * once claimed): every object lands where a get expects it, and the put
+ * is counted once.  16 objects, a ring of 16 entries.
+ */
+START_TEST(test_put_across_end)
+{
+	struct shmpool *pool;
+	struct shmpool_cache *c;
+	void *objs[16], *back[5];
+	struct shmpool_stats st;
+	unsigned int i;
+
+	tu_create("across", 16, 64, 0, 4);
+	pool = tu_attach("across", 0);
+	c = shmpool_default_cache(pool);
+	ck_assert_uint_eq(pool_handle(pool)->rings[0].size, 16);
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 16), 0);
+	assert_objs(pool, objs, 16, 0);
+	/* Objects 0 .. 12 at positions 16 .. 28, entries 0 .. 12. */
+	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 13), 0);
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 5), 0);
+	assert_objs(pool, objs, 5, 0);
+	/* 13, 14, 15, 0, 1 at positions 29 .. 33: entries 13, 14, 15, then
+	 * 0 and 1. */
+	back[0] = shmpool_obj_at(pool, 13);
+	back[1] = shmpool_obj_at(pool, 14);
+	back[2] = shmpool_obj_at(pool, 15);
+	back[3] = shmpool_obj_at(pool, 0);
+	back[4] = shmpool_obj_at(pool, 1);
+	ck_assert_int_eq(shmpool_put_bulk(pool, back, 5), 0);
+	ck_assert_uint_eq(pool_handle(pool)->rings[0].r->prod_head, 34);
+	ck_assert_uint_eq(slot_ring_op(c, 0)[0], 0);
+	ck_assert_uint_eq(ring_objs(pool), 13);
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 13), 0);
+	assert_objs(pool, objs, 11, 5);
+	ck_assert_ptr_eq(objs[11], shmpool_obj_at(pool, 0));
+	ck_assert_ptr_eq(objs[12], shmpool_obj_at(pool, 1));
+	ck_assert_uint_eq(ring_objs(pool), 0);
+	shmpool_stats_read(pool, shmpool_cache_slot(c), &st);
+#if SHMPOOL_STATS
+	ck_assert_uint_eq(st.put_bulk, 2);
+	ck_assert_uint_eq(st.put_objs, 18);
+#endif
+	for (i = 0; i < 13; i++)
+		ck_assert_int_eq(shmpool_put(pool, objs[i]), 0);
+	ck_assert_int_eq(shmpool_put_bulk(pool, &objs[13], 0), -EINVAL);
+	ck_assert_uint_eq(ring_objs(pool), 13);
+	shmpool_detach(pool);
+}
+END_TEST
+
 START_TEST(test_claimed_cache)
 {
 	struct shmpool *pool;
@@ -1047,6 +1100,7 @@ cache_suite(void)
 	tcase_add_test(tc, test_bypass_uses_own_cache);
 	tcase_add_test(tc, test_cache_size_zero);
 	tcase_add_test(tc, test_copy_sizes);
+	tcase_add_test(tc, test_put_across_end);
 	tcase_add_test(tc, test_claimed_cache);
 	tcase_add_test(tc, test_largest_cache);
 	tcase_add_test(tc, test_flush_request);

@@ -369,11 +369,39 @@ START_TEST(test_get_slow)
 END_TEST
 
 /*
- * The short tries (ring_put_short(), ring_get_short()): from every index
- * of a 64-entry ring, every size under RING_WIDE_MIN goes in and comes
- * out whole where it stays within the array, and where it would cross
- * its end, or there is no room, or too few entries, the try does nothing
- * and says 0.
+ * A put in its three steps (ring_put_claim(), a write, ring_put_done()), as
+ * a put through an idle cache makes it: the short write where the claimed
+ * positions stay within the array (ring_short()), else the whole write.
+ * Returns what ring_put_claim() did, and checks the record on the way:
+ * the claim and its count while the positions are being written, 0 after.
+ */
+static int
+put_steps(struct shared_ring *s, void **in, unsigned int n)
+{
+	uint64_t pos;
+
+	if (!ring_put_claim(s->v.r, s->v.size, n, &s->recs[0], &pos)) {
+		ck_assert_uint_eq(s->recs[0], 0);
+		return 0;
+	}
+	ck_assert_uint_eq(s->recs[0], RING_OP(pos, n));
+	ck_assert_uint_eq(s->v.r->prod_head, pos + n);
+	if (ring_short(&s->v, pos, n))
+		ring_write_short(&s->v, pos, n, in, RING_PTRS, wide_objs);
+	else
+		ring_write(&s->v, pos, n, in, RING_PTRS, wide_objs);
+	ring_put_done(&s->recs[0]);
+	ck_assert_uint_eq(s->recs[0], 0);
+	return 1;
+}
+
+/*
+ * The short copies: from every index of a 64-entry ring, every size under
+ * RING_WIDE_MIN goes in (put_steps()) and comes out whole
+ * (ring_get_short()) where it stays within the array; where it would
+ * cross its end the put writes it whole all the same, and the short get
+ * does nothing and says 0, as where there are too few entries.  A full
+ * ring: the claim takes nothing, and the record is not written.
  */
 START_TEST(test_short_tries)
 {
@@ -389,17 +417,9 @@ START_TEST(test_short_tries)
 			fits = idx + n <= 64;
 			for (i = 0; i < n; i++)
 				in[i] = wide_obj(idx + i);
-			ck_assert_uint_eq(ring_put_short(&s.v, in, RING_PTRS,
-				wide_objs, n, &s.recs[0]), fits ? n : 0);
-			ck_assert_uint_eq(s.recs[0], 0);
-			ck_assert_uint_eq(s.v.r->prod_head, pos + (fits ? n :
-				0));
-			if (!fits) {
-				/* What ring_put() does then: all of it. */
-				ck_assert_uint_eq(ring_put(&s.v, in, RING_PTRS,
-					wide_objs, n, RING_BULK, &s.recs[0]),
-					n);
-			}
+			ck_assert_int_eq(ring_short(&s.v, pos, n), fits);
+			ck_assert_int_eq(put_steps(&s, in, n), 1);
+			ck_assert_uint_eq(s.v.r->prod_head, pos + n);
 			/* One more than there is: nothing taken. */
 			if (n < RING_WIDE_MIN - 1 && idx + n + 1 <= 64) {
 				ck_assert_uint_eq(ring_get_short(&s.v, out,
@@ -417,16 +437,11 @@ START_TEST(test_short_tries)
 			ck_assert_uint_eq(s.v.r->cons_head, pos + n);
 		}
 	}
-	/* No room: a full ring takes nothing, and the record is not
-	 * written. */
 	ring_set_heads(&s.v, base);
 	for (i = 0; i < 64; i += 8)
-		ck_assert_uint_eq(ring_put_short(&s.v, in, RING_PTRS,
-			wide_objs, 8, &s.recs[0]), 8);
-	ck_assert_uint_eq(ring_put_short(&s.v, in, RING_PTRS, wide_objs, 1,
-		&s.recs[0]), 0);
+		ck_assert_int_eq(put_steps(&s, in, 8), 1);
+	ck_assert_int_eq(put_steps(&s, in, 1), 0);
 	ck_assert_uint_eq(s.v.r->prod_head, base + 64);
-	ck_assert_uint_eq(s.recs[0], 0);
 	ring_free(&s);
 }
 END_TEST
