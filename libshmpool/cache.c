@@ -483,6 +483,31 @@ cache_idle_for(const struct shmpool_cache *cache, unsigned int n,
 		uatomic_read(&cache->flush_req) == 0);
 }
 
+/* The whole of a get of n short objects (ring_short_n()) through an idle
+ * cache: the short try on the ring of the caller's CPU, else the long
+ * way. */
+static inline __attribute__((always_inline)) int
+get_idle_in(struct pool_handle *h, void **objs, unsigned int n,
+		struct shmpool_cache *cache)
+{
+	struct ring_view v = ring_view_at(h, ring_here(h));
+
+	if (caa_unlikely(!ring_get_short(&v, objs, RING_PTRS, h->pub.objbase,
+			n)))
+		return get_direct(h, objs, n, cache);
+	count_direct(&cache->get_direct_bulk, &cache->get_direct_objs, n);
+	return 0;
+}
+
+/* A get of one object: in a function of its own, where it needs no
+ * register saved (a copy of several takes one more), and one that is
+ * always within the array (ring_short()). */
+static int __attribute__((noinline))
+get_idle_one(struct pool_handle *h, void **objs, struct shmpool_cache *cache)
+{
+	return get_idle_in(h, objs, 1, cache);
+}
+
 /*
  * What the inline get did not do: a bad n, a get with no cache (NULL:
  * get_nocache()), and all that a cache needs (get_cached()); here, the get
@@ -494,16 +519,15 @@ cache_idle_for(const struct shmpool_cache *cache, unsigned int n,
  * saves a register on the long way too (tried at a2ff293: 12.99 -> 13.15
  * instructions per object, 5 more per get of 32, bench/instr-cost --cache
  * 0 --get-bulk 32 --keep 128 --random none --constant-n 0; the same at
- * bulk 4).  NULL goes the longer way so that this one need not test
- * cache again to count.  pool and objs are not NULL (the inline get
- * tested them).
+ * bulk 4).  One object leaves too (get_idle_one()).  NULL goes the
+ * longer way so that this one need not test cache again to count.  pool
+ * and objs are not NULL (the inline get tested them).
  */
 int
 shmpool_generic_get_slow_(struct shmpool *pool, void **objs, unsigned int n,
 		struct shmpool_cache *cache)
 {
 	struct pool_handle *h = args_handle(pool, n);
-	struct ring_view v;
 
 	if (caa_unlikely(h == NULL))
 		return -EINVAL;
@@ -511,14 +535,11 @@ shmpool_generic_get_slow_(struct shmpool *pool, void **objs, unsigned int n,
 		return get_nocache(h, objs, n);
 	if (!cache_idle_for(cache, n, cache->size))
 		return get_cached(h, objs, n, cache);
+	if (n == 1)
+		return get_idle_one(h, objs, cache);
 	if (caa_unlikely(!ring_short_n(n)))
 		return get_direct(h, objs, n, cache);
-	v = ring_view_at(h, ring_here(h));
-	if (caa_unlikely(!ring_get_short(&v, objs, RING_PTRS, pool->objbase,
-			n)))
-		return get_direct(h, objs, n, cache);
-	count_direct(&cache->get_direct_bulk, &cache->get_direct_objs, n);
-	return 0;
+	return get_idle_in(h, objs, n, cache);
 }
 
 /* The same, testing pool and objs too: the entry of the inline get of
@@ -583,28 +604,20 @@ put_claimed(struct pool_handle *h, void * const *objs, unsigned int n,
 	return 0;
 }
 
-/* What the inline put did not do (see shmpool_generic_get_slow_()). */
-int
-shmpool_generic_put_slow_(struct shmpool *pool, void * const *objs,
-		unsigned int n, struct shmpool_cache *cache)
+/*
+ * The whole of a put of n short objects (ring_short_n()) through an idle
+ * cache.  The ring's geometry and the objects' base are read once the
+ * positions are claimed (ring_put_claim()): held across the
+ * compare-and-swap, they took six registers saved and restored.
+ */
+static inline __attribute__((always_inline)) int
+put_idle_in(struct pool_handle *h, void * const *objs, unsigned int n,
+		struct shmpool_cache *cache)
 {
-	struct pool_handle *h = args_handle(pool, n);
 	struct ring_view v;
-	unsigned int i;
+	unsigned int i = ring_here(h);
 	uint64_t pos;
 
-	if (caa_unlikely(h == NULL))
-		return -EINVAL;
-	if (cache == NULL)
-		return put_direct(h, objs, n, pool->cache);
-	if (!cache_idle_for(cache, n, cache->flushthresh))
-		return put_cached(h, objs, n, cache);
-	if (caa_unlikely(!ring_short_n(n)))
-		return put_direct(h, objs, n, cache);
-	/* The ring's geometry and the objects' base are read once the
-	 * positions are claimed (ring_put_claim()): held across the
-	 * compare-and-swap, they took six registers saved and restored. */
-	i = ring_here(h);
 	v.r = h->rings[i].r;
 	if (caa_unlikely(!ring_put_claim(v.r, h->rings[0].size, n,
 			slot_ring_op(cache, i), &pos)))
@@ -614,10 +627,39 @@ shmpool_generic_put_slow_(struct shmpool *pool, void * const *objs,
 	v.mask = h->rings[0].mask;
 	if (caa_unlikely(!ring_short(&v, pos, n)))
 		return put_claimed(h, objs, n, cache, i, pos);
-	ring_write_short(&v, pos, n, objs, RING_PTRS, pool->objbase);
+	ring_write_short(&v, pos, n, objs, RING_PTRS, h->pub.objbase);
 	ring_put_done(slot_ring_op(cache, i));
 	count_direct(&cache->put_direct_bulk, &cache->put_direct_objs, n);
 	return 0;
+}
+
+/* A put of one object: in a function of its own, where it needs no
+ * register saved (a put of several, three). */
+static int __attribute__((noinline))
+put_idle_one(struct pool_handle *h, void * const *objs,
+		struct shmpool_cache *cache)
+{
+	return put_idle_in(h, objs, 1, cache);
+}
+
+/* What the inline put did not do (see shmpool_generic_get_slow_()). */
+int
+shmpool_generic_put_slow_(struct shmpool *pool, void * const *objs,
+		unsigned int n, struct shmpool_cache *cache)
+{
+	struct pool_handle *h = args_handle(pool, n);
+
+	if (caa_unlikely(h == NULL))
+		return -EINVAL;
+	if (cache == NULL)
+		return put_direct(h, objs, n, pool->cache);
+	if (!cache_idle_for(cache, n, cache->flushthresh))
+		return put_cached(h, objs, n, cache);
+	if (n == 1)
+		return put_idle_one(h, objs, cache);
+	if (caa_unlikely(!ring_short_n(n)))
+		return put_direct(h, objs, n, cache);
+	return put_idle_in(h, objs, n, cache);
 }
 
 /* The same for a put (see shmpool_generic_get_slow()). */

@@ -494,10 +494,11 @@ ring_short_n(unsigned int n)
 	return n < RING_WIDE_MIN;
 }
 
+/* idx + n <= size as n - 1 <= mask - idx: true at once where n is 1. */
 static inline int
 ring_short(const struct ring_view *v, uint64_t pos, unsigned int n)
 {
-	return ring_short_n(n) && n <= v->size - ((uint32_t)pos & v->mask);
+	return ring_short_n(n) && n - 1 <= v->mask - ((uint32_t)pos & v->mask);
 }
 
 /* Write the n short entries from position pos (see ring_short()). */

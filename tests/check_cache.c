@@ -398,6 +398,55 @@ START_TEST(test_put_across_end)
 }
 END_TEST
 
+/*
+ * One object at a time without a cache (a get and a put of one each have
+ * a function of their own): objects come out in the ring's order, a get
+ * from the empty ring fails and changes nothing (what it left in obj is
+ * unspecified), and every call is counted once.  4 objects, a ring of 4
+ * entries.
+ */
+START_TEST(test_one_object_no_cache)
+{
+	struct shmpool *pool;
+	struct shmpool_cache *c;
+	void *objs[4], *obj;
+	struct shmpool_stats st;
+	unsigned int i;
+
+	tu_create("one", 4, 64, 0, 4);
+	pool = tu_attach("one", 0);
+	c = shmpool_default_cache(pool);
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(shmpool_get(pool, &objs[i]), 0);
+	assert_objs(pool, objs, 4, 0);
+	ck_assert_int_eq(shmpool_get(pool, &obj), -ENOENT);
+	ck_assert_uint_eq(pool_handle(pool)->rings[0].r->cons_head, 4);
+	ck_assert_uint_eq(shmpool_in_use_count(pool), 4);
+	/* Back in the order 3, 2, 1, 0, at positions 4 .. 7: entries 0 .. 3
+	 * of the second lap. */
+	for (i = 4; i-- > 0;)
+		ck_assert_int_eq(shmpool_put(pool, objs[i]), 0);
+	ck_assert_uint_eq(slot_ring_op(c, 0)[0], 0);
+	ck_assert_uint_eq(pool_handle(pool)->rings[0].r->prod_head, 8);
+	for (i = 0; i < 4; i++) {
+		ck_assert_int_eq(shmpool_get(pool, &obj), 0);
+		ck_assert_ptr_eq(obj, shmpool_obj_at(pool, 3 - i));
+		ck_assert_int_eq(shmpool_put(pool, obj), 0);
+	}
+	ck_assert_uint_eq(ring_objs(pool), 4);
+	shmpool_stats_read(pool, shmpool_cache_slot(c), &st);
+#if SHMPOOL_STATS
+	ck_assert_uint_eq(st.get_success_bulk, 8);
+	ck_assert_uint_eq(st.get_success_objs, 8);
+	ck_assert_uint_eq(st.get_fail_bulk, 1);
+	ck_assert_uint_eq(st.get_fail_objs, 1);
+	ck_assert_uint_eq(st.put_bulk, 8);
+	ck_assert_uint_eq(st.put_objs, 8);
+#endif
+	shmpool_detach(pool);
+}
+END_TEST
+
 START_TEST(test_claimed_cache)
 {
 	struct shmpool *pool;
@@ -1101,6 +1150,7 @@ cache_suite(void)
 	tcase_add_test(tc, test_cache_size_zero);
 	tcase_add_test(tc, test_copy_sizes);
 	tcase_add_test(tc, test_put_across_end);
+	tcase_add_test(tc, test_one_object_no_cache);
 	tcase_add_test(tc, test_claimed_cache);
 	tcase_add_test(tc, test_largest_cache);
 	tcase_add_test(tc, test_flush_request);
