@@ -47,20 +47,28 @@ count_direct(uint64_t *bulk, uint64_t *objs, unsigned int n)
 }
 
 /*
- * Ring i's view as a value, for the short tries: the ring's address is the
- * one thing to load (its entries follow it, and every ring has ring 0's
- * geometry), so that the compiler keeps no pointer to the view.
+ * The view, as a value, of the ring at r, one of h's: its entries follow
+ * it, and every ring has ring 0's geometry, so that the compiler keeps no
+ * pointer to a view; and ring i's (ring_view_at()), for the short tries
+ * and the first try of each operation, whose one load of its own is the
+ * ring's address.
  */
 static inline __attribute__((always_inline)) struct ring_view
-ring_view_at(const struct pool_handle *h, unsigned int i)
+ring_view_of(const struct pool_handle *h, struct ring *r)
 {
 	struct ring_view v;
 
-	v.r = h->rings[i].r;
-	v.ents = v.r->ents;
+	v.r = r;
+	v.ents = r->ents;
 	v.size = h->rings[0].size;
 	v.mask = h->rings[0].mask;
 	return v;
+}
+
+static inline __attribute__((always_inline)) struct ring_view
+ring_view_at(const struct pool_handle *h, unsigned int i)
+{
+	return ring_view_of(h, h->rings[i].r);
 }
 
 /*
@@ -378,11 +386,13 @@ args_handle(struct shmpool *pool, unsigned int n)
 
 /*
  * A get or put past the cache: with no cache (NULL), n above its size, or
- * past an idle cache (cache_idle_for()) when n is not short (ring_short())
- * or the short try on the ring (ring_get_short()) did not make it.  Out
- * of line, so that the short try, inline in shmpool_generic_get_slow_()
- * and shmpool_generic_put_slow_(), needs no registers saved for after a
- * call.  Counted in st: the cache itself, or the default one for a get or
+ * past an idle cache (cache_idle_for()) when n is not short
+ * (ring_short_n()) or the short try on the ring (get_idle_in(),
+ * put_idle_in()) did not make it.  Out of line, so that the short try,
+ * inline in shmpool_generic_get_slow_() and shmpool_generic_put_slow_()
+ * and whole in get_idle_one() and put_idle_one(), needs no registers
+ * saved for after a call (a put whose claimed positions cross the end of
+ * the array is finished by put_claimed()).  Counted in st: the cache itself, or the default one for a get or
  * put with none (get_nocache(); put_direct() in the st its caller
  * chose).  These out-of-line helpers take the attachment h alone, whose
  * pub is the pool (one register less than both).
@@ -616,15 +626,13 @@ put_idle_in(struct pool_handle *h, void * const *objs, unsigned int n,
 {
 	struct ring_view v;
 	unsigned int i = ring_here(h);
+	struct ring *r = h->rings[i].r;
 	uint64_t pos;
 
-	v.r = h->rings[i].r;
-	if (caa_unlikely(!ring_put_claim(v.r, h->rings[0].size, n,
+	if (caa_unlikely(!ring_put_claim(r, h->rings[0].size, n,
 			slot_ring_op(cache, i), &pos)))
 		return put_direct(h, objs, n, cache);
-	v.ents = v.r->ents;
-	v.size = h->rings[0].size;
-	v.mask = h->rings[0].mask;
+	v = ring_view_of(h, r);
 	if (caa_unlikely(!ring_short(&v, pos, n)))
 		return put_claimed(h, objs, n, cache, i, pos);
 	ring_write_short(&v, pos, n, objs, RING_PTRS, h->pub.objbase);

@@ -494,7 +494,8 @@ ring_short_n(unsigned int n)
 	return n < RING_WIDE_MIN;
 }
 
-/* idx + n <= size as n - 1 <= mask - idx: true at once where n is 1. */
+/* idx + n <= size as n - 1 <= mask - idx: true at once where n is 1,
+ * false for 0 (no copy to make: the long ones take it). */
 static inline int
 ring_short(const struct ring_view *v, uint64_t pos, unsigned int n)
 {
@@ -614,8 +615,9 @@ int ring_get_slow(const struct ring_view *v, void *dst, enum ring_kind k,
  * ring_put_claim() writes the record rec and claims n positions of r, a
  * ring of size entries; ring_write() or ring_write_short() writes them;
  * ring_put_done() clears the record.  ring_put_claim(): 1 with the first
- * position in *posp, or 0 when it claimed nothing: no room for n, or
- * another producer claimed first (rec is then 0 again).
+ * position in *posp, or 0 when it claimed nothing: no room for n (rec
+ * not written), or another producer claimed first (rec written, then 0
+ * again).
  */
 static inline __attribute__((always_inline)) int
 ring_put_claim(struct ring *r, uint32_t size, unsigned int n, uint64_t *rec,
@@ -623,9 +625,15 @@ ring_put_claim(struct ring *r, uint32_t size, unsigned int n, uint64_t *rec,
 {
 	uint64_t pos = uatomic_read(&r->prod_head);
 
-	/* Every position up to pos + n - 1 - size has been claimed, that
-	 * is read, by a consumer (as the heads are 64-bit, pos + n cannot
-	 * wrap). */
+	/* The consumers' head, read after the producers' (as in
+	 * ring_count()), is never more than size behind pos: the producer
+	 * that moved prod_head to pos had read it at pos - size or later
+	 * (and a new ring's producers' head is at most size).  So
+	 * cons + size - pos does not wrap (the heads are 64-bit and only
+	 * grow), and n fit when every position up to pos + n - 1 - size has
+	 * been claimed, that is read, by a consumer.  A pos out of date is
+	 * behind cons at worst: the check passes and the claim fails. */
+	cmm_smp_rmb();
 	if (caa_unlikely(uatomic_read(&r->cons_head) + size - pos < n))
 		return 0;
 	/* The record before the claim: the compare-and-swap orders them. */

@@ -402,8 +402,9 @@ END_TEST
  * One object at a time without a cache (a get and a put of one each have
  * a function of their own): objects come out in the ring's order, a get
  * from the empty ring fails and changes nothing (what it left in obj is
- * unspecified), and every call is counted once.  4 objects, a ring of 4
- * entries.
+ * unspecified), a put into the full ring (an object put twice) fails
+ * with -ENOSPC and leaves no record, and every call is counted once.  4
+ * objects, a ring of 4 entries.
  */
 START_TEST(test_one_object_no_cache)
 {
@@ -433,6 +434,10 @@ START_TEST(test_one_object_no_cache)
 		ck_assert_ptr_eq(obj, shmpool_obj_at(pool, 3 - i));
 		ck_assert_int_eq(shmpool_put(pool, obj), 0);
 	}
+	ck_assert_uint_eq(ring_objs(pool), 4);
+	ck_assert_int_eq(shmpool_put(pool, obj), -ENOSPC);
+	ck_assert_uint_eq(slot_ring_op(c, 0)[0], 0);
+	ck_assert_uint_eq(pool_handle(pool)->rings[0].r->prod_head, 12);
 	ck_assert_uint_eq(ring_objs(pool), 4);
 	shmpool_stats_read(pool, shmpool_cache_slot(c), &st);
 #if SHMPOOL_STATS

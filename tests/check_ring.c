@@ -401,7 +401,8 @@ put_steps(struct shared_ring *s, void **in, unsigned int n)
  * (ring_get_short()) where it stays within the array; where it would
  * cross its end the put writes it whole all the same, and the short get
  * does nothing and says 0, as where there are too few entries.  A full
- * ring: the claim takes nothing, and the record is not written.
+ * ring: the claim takes nothing, and the record is not written (a value
+ * left in it stays).
  */
 START_TEST(test_short_tries)
 {
@@ -440,6 +441,12 @@ START_TEST(test_short_tries)
 	ring_set_heads(&s.v, base);
 	for (i = 0; i < 64; i += 8)
 		ck_assert_int_eq(put_steps(&s, in, 8), 1);
+	/* Full: a claim that writes no record leaves what is there. */
+	s.recs[0] = 0x5a5a;
+	ck_assert_int_eq(ring_put_claim(s.v.r, s.v.size, 1, &s.recs[0], &pos),
+		0);
+	ck_assert_uint_eq(s.recs[0], 0x5a5a);
+	s.recs[0] = 0;
 	ck_assert_int_eq(put_steps(&s, in, 1), 0);
 	ck_assert_uint_eq(s.v.r->prod_head, base + 64);
 	ring_free(&s);
