@@ -535,44 +535,6 @@ attach_cache(const char *name, unsigned int cache)
 	return pool;
 }
 
-static struct shmpool_stats
-stats_add(struct shmpool_stats a, const struct shmpool_stats *b, int times)
-{
-	uint64_t *pa = (uint64_t *)&a;
-	const uint64_t *pb = (const uint64_t *)b;
-	size_t i;
-
-	for (i = 0; i < sizeof(a) / sizeof(uint64_t); i++)
-		pa[i] += pb[i] * (uint64_t)times;
-	return a;
-}
-
-#define CHECK_FIELD(st, e, f, what)					\
-	ck_assert_msg((st).f == (SHMPOOL_STATS ? (e).f : 0),		\
-		"%s: %s is %llu, expected %llu", what, #f,		\
-		(unsigned long long)(st).f,				\
-		(unsigned long long)(SHMPOOL_STATS ? (e).f : 0))
-
-/* Counters of slot (or SHMPOOL_STATS_*) must be e (0 without stats). */
-static void
-check_stats(const struct shmpool *pool, int slot,
-		const struct shmpool_stats *e, const char *what)
-{
-	struct shmpool_stats st;
-
-	ck_assert_int_eq(shmpool_stats_read(pool, slot, &st), 0);
-	CHECK_FIELD(st, *e, put_bulk, what);
-	CHECK_FIELD(st, *e, put_objs, what);
-	CHECK_FIELD(st, *e, put_common_pool_bulk, what);
-	CHECK_FIELD(st, *e, put_common_pool_objs, what);
-	CHECK_FIELD(st, *e, get_common_pool_bulk, what);
-	CHECK_FIELD(st, *e, get_common_pool_objs, what);
-	CHECK_FIELD(st, *e, get_success_bulk, what);
-	CHECK_FIELD(st, *e, get_success_objs, what);
-	CHECK_FIELD(st, *e, get_fail_bulk, what);
-	CHECK_FIELD(st, *e, get_fail_objs, what);
-}
-
 /* Every object is in the ring: a cacheless attachment gets them all. */
 static void
 check_all_in_ring(struct shmpool *pool, unsigned int count)
@@ -645,7 +607,7 @@ script_worker(void *arg)
 
 START_TEST(test_create_and_workers)
 {
-	struct shmpool_stats total = stats_add((struct shmpool_stats){ 0 },
+	struct shmpool_stats total = tu_stats_add((struct shmpool_stats){ 0 },
 		&script_counts, 3);
 	char path[320], req[64], reply[REPLY_MAX + 1], line[512];
 	struct shmpool *pool;
@@ -697,8 +659,8 @@ START_TEST(test_create_and_workers)
 	ck_assert_uint_eq(tu_slots_in_use(pool), 1);
 	ck_assert_uint_eq(shmpool_avail_count(pool), 1024);
 	ck_assert_uint_eq(shmpool_in_use_count(pool), 0);
-	check_stats(pool, SHMPOOL_STATS_ALL, &total, "all");
-	check_stats(pool, SHMPOOL_STATS_RETIRED, &total, "retired");
+	tu_check_stats(pool, SHMPOOL_STATS_ALL, &total, "all");
+	tu_check_stats(pool, SHMPOOL_STATS_RETIRED, &total, "retired");
 	check_all_in_ring(pool, 1024);
 	ck_assert_int_eq(shmpool_detach(pool), 0);
 
@@ -861,9 +823,9 @@ START_TEST(test_kill_worker)
 	ck_assert_uint_eq(tu_slots_in_use(pool), 3);
 	/* Objects in caches are available; the survivor holds 6. */
 	ck_assert_uint_eq(shmpool_avail_count(pool), 1024 - 6);
-	check_stats(pool, slot_full, &full_counts, "doomed slot");
-	check_stats(pool, slot_surv, &survivor_counts, "survivor slot");
-	check_stats(pool, SHMPOOL_STATS_RETIRED, &(struct shmpool_stats){ 0 },
+	tu_check_stats(pool, slot_full, &full_counts, "doomed slot");
+	tu_check_stats(pool, slot_surv, &survivor_counts, "survivor slot");
+	tu_check_stats(pool, SHMPOOL_STATS_RETIRED, &(struct shmpool_stats){ 0 },
 		"retired before the kill");
 	r = ask(&d, "info name=k");
 	ck_assert_kv_u(r, "slots-in-use", 3);
@@ -886,10 +848,10 @@ START_TEST(test_kill_worker)
 
 	/* Its counts are retired unchanged, its cache is back. */
 	ck_assert_int_eq(shmpool_stats_read(pool, slot_full, &st), -ENOENT);
-	check_stats(pool, SHMPOOL_STATS_RETIRED, &full_counts, "retired");
-	both = stats_add(full_counts, &survivor_counts, 1);
-	check_stats(pool, SHMPOOL_STATS_ALL, &both, "all");
-	check_stats(pool, slot_surv, &survivor_counts, "survivor slot");
+	tu_check_stats(pool, SHMPOOL_STATS_RETIRED, &full_counts, "retired");
+	both = tu_stats_add(full_counts, &survivor_counts, 1);
+	tu_check_stats(pool, SHMPOOL_STATS_ALL, &both, "all");
+	tu_check_stats(pool, slot_surv, &survivor_counts, "survivor slot");
 	ck_assert_uint_eq(shmpool_avail_count(pool), 1024 - 6);
 	r = ask(&d, "info name=k");
 	ck_assert_kv_u(r, "slots-in-use", 2);
@@ -900,9 +862,9 @@ START_TEST(test_kill_worker)
 	ck_assert_int_eq(write(ps.go[1], "g", 1), 1);
 	tu_wait_children(&surv, 1, 5);
 	ck_assert_uint_eq(tu_slots_in_use(pool), 1);
-	both = stats_add(full_counts, &survivor_final, 1);
-	check_stats(pool, SHMPOOL_STATS_RETIRED, &both, "retired at the end");
-	check_stats(pool, SHMPOOL_STATS_ALL, &both, "all at the end");
+	both = tu_stats_add(full_counts, &survivor_final, 1);
+	tu_check_stats(pool, SHMPOOL_STATS_RETIRED, &both, "retired at the end");
+	tu_check_stats(pool, SHMPOOL_STATS_ALL, &both, "all at the end");
 	ck_assert_uint_eq(shmpool_avail_count(pool), 1024);
 	check_all_in_ring(pool, 1024);
 	ck_assert_int_eq(shmpool_detach(pool), 0);
@@ -1158,7 +1120,7 @@ START_TEST(test_kill_in_put)
 	ck_assert_kv_u(r, "in-use", KP_OBJS);
 	ck_assert_int_eq(shmpool_stats_read(pool, slot_a, &st), -ENOENT);
 	ck_assert_int_eq(shmpool_stats_read(pool, slot_b, &st), -ENOENT);
-	check_stats(pool, SHMPOOL_STATS_RETIRED, &put_killed_counts,
+	tu_check_stats(pool, SHMPOOL_STATS_RETIRED, &put_killed_counts,
 		"retired");
 
 	/* The parent's 1018 back: the 6 that A never wrote are lost. */
@@ -1192,7 +1154,7 @@ START_TEST(test_kill_in_put)
 	e.put_common_pool_objs += 3 * KP_HAD;
 	e.put_bulk += 3;
 	e.put_objs += 3 * KP_HAD;
-	check_stats(pool, SHMPOOL_STATS_ALL, &e, "all at the end");
+	tu_check_stats(pool, SHMPOOL_STATS_ALL, &e, "all at the end");
 	ck_assert_int_eq(shmpool_detach(pool), 0);
 
 	r = ask(&d, "info name=p");
@@ -1434,7 +1396,7 @@ START_TEST(test_kill_daemon)
 	pool = attach_cache("w", 0);
 	ck_assert_uint_eq(tu_slots_in_use(pool), 2);
 	if (shmpool_cache_slot(shmpool_default_cache(pool)) == run->w[1].slot)
-		check_stats(pool, run->w[1].slot, &e, "reused slot");
+		tu_check_stats(pool, run->w[1].slot, &e, "reused slot");
 	else
 		ck_assert_int_eq(shmpool_stats_read(pool, run->w[1].slot, &e),
 			-ENOENT);
@@ -1446,9 +1408,9 @@ START_TEST(test_kill_daemon)
 
 		ck_assert_int_eq(shmpool_stats_read(pool,
 			SHMPOOL_STATS_RETIRED, &st), 0);
-		CHECK_FIELD(st, e, get_success_objs, "retired");
-		CHECK_FIELD(st, e, put_objs, "retired");
-		CHECK_FIELD(st, e, get_fail_bulk, "retired");
+		TU_CHECK_FIELD(st, e, get_success_objs, "retired");
+		TU_CHECK_FIELD(st, e, put_objs, "retired");
+		TU_CHECK_FIELD(st, e, get_fail_bulk, "retired");
 		ck_assert_uint_eq(st.get_success_bulk, st.put_bulk);
 		ck_assert_uint_eq(st.get_success_bulk,
 			SHMPOOL_STATS ? run->w[1].iters : 0);
@@ -1468,9 +1430,9 @@ START_TEST(test_kill_daemon)
 		e.put_objs = run->w[0].put + run->w[1].put;
 		ck_assert_int_eq(shmpool_stats_read(pool, SHMPOOL_STATS_ALL,
 			&st), 0);
-		CHECK_FIELD(st, e, get_success_objs, "all");
-		CHECK_FIELD(st, e, put_objs, "all");
-		CHECK_FIELD(st, e, get_fail_bulk, "all");
+		TU_CHECK_FIELD(st, e, get_success_objs, "all");
+		TU_CHECK_FIELD(st, e, put_objs, "all");
+		TU_CHECK_FIELD(st, e, get_fail_bulk, "all");
 	}
 	check_all_in_ring(pool, 1024);
 	ck_assert_int_eq(shmpool_detach(pool), 0);
@@ -2623,7 +2585,7 @@ START_TEST(test_hostile)
 	snprintf(log, sizeof(log), "slot 0 of pid %ld reclaimed", (long)pid);
 	await_stderr(&d, log, 2);
 	ck_assert_int_eq(shmpool_attach("h", NULL, &pool), 0);
-	check_stats(pool, SHMPOOL_STATS_RETIRED, &fold_killed_counts,
+	tu_check_stats(pool, SHMPOOL_STATS_RETIRED, &fold_killed_counts,
 		"retired, a fold cut short");
 	ck_assert_int_eq(shmpool_detach(pool), 0);
 	check_slot_at_rest(&d, "h", 0);

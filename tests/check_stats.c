@@ -13,57 +13,10 @@
 
 #include "testutil.h"
 
-/* Expected counter values, in struct shmpool_stats order. */
-struct expect {
-	uint64_t put_bulk, put_objs;
-	uint64_t put_common_pool_bulk, put_common_pool_objs;
-	uint64_t get_common_pool_bulk, get_common_pool_objs;
-	uint64_t get_success_bulk, get_success_objs;
-	uint64_t get_fail_bulk, get_fail_objs;
-};
-
-#define CHECK_FIELD(st, e, f) \
-	ck_assert_msg((st).f == (SHMPOOL_STATS ? (e).f : 0), \
-		"%s: %s is %llu, expected %llu", what, #f, \
-		(unsigned long long)(st).f, \
-		(unsigned long long)(SHMPOOL_STATS ? (e).f : 0))
-
-static void
-check_stats(struct shmpool *pool, int slot, const struct expect *e,
-		const char *what)
-{
-	struct shmpool_stats st;
-
-	ck_assert_int_eq(shmpool_stats_read(pool, slot, &st), 0);
-	CHECK_FIELD(st, *e, put_bulk);
-	CHECK_FIELD(st, *e, put_objs);
-	CHECK_FIELD(st, *e, put_common_pool_bulk);
-	CHECK_FIELD(st, *e, put_common_pool_objs);
-	CHECK_FIELD(st, *e, get_common_pool_bulk);
-	CHECK_FIELD(st, *e, get_common_pool_objs);
-	CHECK_FIELD(st, *e, get_success_bulk);
-	CHECK_FIELD(st, *e, get_success_objs);
-	CHECK_FIELD(st, *e, get_fail_bulk);
-	CHECK_FIELD(st, *e, get_fail_objs);
-}
-
-static struct expect
-sum(const struct expect *a, const struct expect *b)
-{
-	struct expect s;
-	const uint64_t *pa = (const uint64_t *)a, *pb = (const uint64_t *)b;
-	uint64_t *ps = (uint64_t *)&s;
-	size_t i;
-
-	for (i = 0; i < sizeof(s) / sizeof(uint64_t); i++)
-		ps[i] = pa[i] + pb[i];
-	return s;
-}
-
-static const struct expect zero;
+static const struct shmpool_stats zero;
 
 /* The default cache: size 32, flush threshold 48, pool of 1024. */
-static const struct expect slot0 = {
+static const struct shmpool_stats slot0 = {
 	.put_bulk = 3, .put_objs = 68,
 	.put_common_pool_bulk = 2, .put_common_pool_objs = 80,
 	.get_common_pool_bulk = 3, .get_common_pool_objs = 96,
@@ -72,7 +25,7 @@ static const struct expect slot0 = {
 };
 
 /* A claimed cache: size 8, flush threshold 12. */
-static const struct expect slot1 = {
+static const struct shmpool_stats slot1 = {
 	.put_bulk = 2, .put_objs = 13,
 	.put_common_pool_bulk = 1, .put_common_pool_objs = 10,
 	.get_common_pool_bulk = 2, .get_common_pool_objs = 21,
@@ -123,36 +76,36 @@ START_TEST(test_with_cache)
 	struct shmpool *pool;
 	struct shmpool_cache *c;
 	struct shmpool_stats st;
-	struct expect both;
+	struct shmpool_stats both;
 
 	tu_create("stats", 1024, 64, 32, 4);
 	pool = tu_attach("stats", -1);
 	script_default(pool);
-	check_stats(pool, 0, &slot0, "slot 0");
-	check_stats(pool, SHMPOOL_STATS_ALL, &slot0, "all");
-	check_stats(pool, SHMPOOL_STATS_RETIRED, &zero, "retired");
+	tu_check_stats(pool, 0, &slot0, "slot 0");
+	tu_check_stats(pool, SHMPOOL_STATS_ALL, &slot0, "all");
+	tu_check_stats(pool, SHMPOOL_STATS_RETIRED, &zero, "retired");
 
 	ck_assert_int_eq(shmpool_cache_claim(pool, 8, &c), 0);
 	ck_assert_int_eq(shmpool_cache_slot(c), 1);
 	script_claimed(pool, c);
-	both = sum(&slot0, &slot1);
-	check_stats(pool, 0, &slot0, "slot 0");
-	check_stats(pool, 1, &slot1, "slot 1");
-	check_stats(pool, SHMPOOL_STATS_ALL, &both, "all");
+	both = tu_stats_add(slot0, &slot1, 1);
+	tu_check_stats(pool, 0, &slot0, "slot 0");
+	tu_check_stats(pool, 1, &slot1, "slot 1");
+	tu_check_stats(pool, SHMPOOL_STATS_ALL, &both, "all");
 
 	/* Released: its counts move to the retired totals, the sum stays. */
 	ck_assert_int_eq(shmpool_cache_release(c), 0);
-	check_stats(pool, SHMPOOL_STATS_RETIRED, &slot1, "retired");
-	check_stats(pool, SHMPOOL_STATS_ALL, &both, "all after release");
+	tu_check_stats(pool, SHMPOOL_STATS_RETIRED, &slot1, "retired");
+	tu_check_stats(pool, SHMPOOL_STATS_ALL, &both, "all after release");
 	ck_assert_int_eq(shmpool_stats_read(pool, 1, &st), -ENOENT);
 	ck_assert_uint_eq(shmpool_avail_count(pool), 1024);
 
 	/* Detached: everything is retired, nothing lost. */
 	ck_assert_int_eq(shmpool_detach(pool), 0);
 	pool = tu_attach("stats", 0);
-	check_stats(pool, SHMPOOL_STATS_RETIRED, &both, "retired");
-	check_stats(pool, SHMPOOL_STATS_ALL, &both, "all after detach");
-	check_stats(pool, 0, &zero, "new slot 0");
+	tu_check_stats(pool, SHMPOOL_STATS_RETIRED, &both, "retired");
+	tu_check_stats(pool, SHMPOOL_STATS_ALL, &both, "all after detach");
+	tu_check_stats(pool, 0, &zero, "new slot 0");
 	ck_assert_uint_eq(shmpool_avail_count(pool), 1024);
 	shmpool_detach(pool);
 }
@@ -160,7 +113,7 @@ END_TEST
 
 START_TEST(test_without_cache)
 {
-	static const struct expect e = {
+	static const struct shmpool_stats e = {
 		.put_bulk = 1, .put_objs = 5,
 		.put_common_pool_bulk = 1, .put_common_pool_objs = 5,
 		.get_common_pool_bulk = 2, .get_common_pool_objs = 133,
@@ -184,12 +137,12 @@ START_TEST(test_without_cache)
 	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 129), -EINVAL);
 	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 128), 0);
 	ck_assert_int_eq(shmpool_get(pool, objs), -ENOENT);
-	check_stats(pool, 0, &e, "slot 0");
-	check_stats(pool, SHMPOOL_STATS_ALL, &e, "all");
+	tu_check_stats(pool, 0, &e, "slot 0");
+	tu_check_stats(pool, SHMPOOL_STATS_ALL, &e, "all");
 	ck_assert_uint_eq(shmpool_in_use_count(pool), 128);
 	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 128), 0);
 	ck_assert_uint_eq(shmpool_in_use_count(pool), 0);
-	check_stats(pool, 0, &after, "slot 0 after the put of 128");
+	tu_check_stats(pool, 0, &after, "slot 0 after the put of 128");
 
 	/* Detached while another attachment stays: the counts of gets and
 	 * puts past the cache (kept in counters of their own) are retired
@@ -198,9 +151,9 @@ START_TEST(test_without_cache)
 	other = tu_attach("stats0", 0);
 	ck_assert_int_eq(shmpool_cache_slot(shmpool_default_cache(other)), 1);
 	ck_assert_int_eq(shmpool_detach(pool), 0);
-	check_stats(other, SHMPOOL_STATS_RETIRED, &after, "retired");
-	check_stats(other, SHMPOOL_STATS_ALL, &after, "all after detach");
-	check_stats(other, 1, &zero, "slot 1");
+	tu_check_stats(other, SHMPOOL_STATS_RETIRED, &after, "retired");
+	tu_check_stats(other, SHMPOOL_STATS_ALL, &after, "all after detach");
+	tu_check_stats(other, 1, &zero, "slot 1");
 	shmpool_detach(other);
 }
 END_TEST
@@ -237,7 +190,7 @@ START_TEST(test_fold)
 {
 	const unsigned int cycles = 30000;
 	struct shmpool_stats b;
-	struct expect e;
+	struct shmpool_stats e;
 	struct shmpool *pool;
 	struct shmpool_cache *c;
 	void *obj;
@@ -252,7 +205,7 @@ START_TEST(test_fold)
 	ck_assert_int_eq(shmpool_stats_read(pool, 0, &b), 0);
 	ck_assert_int_eq(fold_run(pool, cycles), 0);
 	ck_assert_uint_eq(shmpool_cache_len_(c), 513);
-	e = (struct expect){
+	e = (struct shmpool_stats){
 		.put_bulk = b.put_bulk + cycles * FOLD_NB_SIZES,
 		.put_objs = b.put_objs + (uint64_t)cycles * FOLD_CYCLE_OBJS,
 		.put_common_pool_bulk = b.put_common_pool_bulk,
@@ -265,7 +218,7 @@ START_TEST(test_fold)
 		.get_fail_bulk = b.get_fail_bulk,
 		.get_fail_objs = b.get_fail_objs,
 	};
-	check_stats(pool, 0, &e, "after the cycles");
+	tu_check_stats(pool, 0, &e, "after the cycles");
 #if SHMPOOL_STATS
 	/* 12.2 M objects put and 210 k gets: the fields were folded many
 	 * times (the get calls with the objects put), and the objects put
@@ -281,7 +234,7 @@ START_TEST(test_fold)
 	/* Released: the same totals, retired. */
 	ck_assert_int_eq(shmpool_detach(pool), 0);
 	pool = tu_attach("fold", -1);
-	check_stats(pool, SHMPOOL_STATS_RETIRED, &e, "retired");
+	tu_check_stats(pool, SHMPOOL_STATS_RETIRED, &e, "retired");
 	shmpool_detach(pool);
 }
 END_TEST
@@ -300,7 +253,7 @@ END_TEST
 START_TEST(test_fold_gets)
 {
 	const unsigned int cycles = 2000, per_cycle = 100;
-	static const struct expect e = {
+	static const struct shmpool_stats e = {
 		.put_bulk = 2000, .put_objs = 200000,
 		.put_common_pool_bulk = 2000, .put_common_pool_objs = 200000,
 		.get_common_pool_bulk = 3077, .get_common_pool_objs = 200005,
@@ -322,11 +275,11 @@ START_TEST(test_fold_gets)
 	}
 	/* The last refill folded, at get 199941: 60 get calls since. */
 	ck_assert_uint_eq(c->w, 60 * SHMPOOL_W_GET_CALL_ + 5);
-	check_stats(pool, 0, &e, "after the gets");
+	tu_check_stats(pool, 0, &e, "after the gets");
 	/* A flush folds too, and counts nothing. */
 	ck_assert_int_eq(shmpool_cache_flush(c), 0);
 	ck_assert_uint_eq(c->w, 0);
-	check_stats(pool, 0, &e, "after the flush");
+	tu_check_stats(pool, 0, &e, "after the flush");
 	shmpool_detach(pool);
 }
 END_TEST
@@ -433,7 +386,7 @@ release_rounds(void)
 START_TEST(test_read_all_while_releasing)
 {
 	const uint64_t rounds = (uint64_t)REL_PROCS * REL_ROUNDS;
-	const struct expect e = {
+	const struct shmpool_stats e = {
 		.put_bulk = rounds * REL_ROUND_OPS,
 		.put_objs = rounds * REL_ROUND_OPS * 8,
 		.get_common_pool_bulk = rounds,
@@ -490,8 +443,8 @@ START_TEST(test_read_all_while_releasing)
 			left--;
 		}
 	}
-	check_stats(pool, SHMPOOL_STATS_ALL, &e, "all at the end");
-	check_stats(pool, SHMPOOL_STATS_RETIRED, &e, "retired at the end");
+	tu_check_stats(pool, SHMPOOL_STATS_ALL, &e, "all at the end");
+	tu_check_stats(pool, SHMPOOL_STATS_RETIRED, &e, "retired at the end");
 	shmpool_detach(pool);
 }
 END_TEST
@@ -506,7 +459,7 @@ START_TEST(test_read_mid_change)
 	struct shmpool_stats st;
 	struct shmpool *pool;
 	struct shmpool_cache *c;
-	struct expect e = {
+	struct shmpool_stats e = {
 		.put_bulk = 1, .put_objs = 8,
 		.get_common_pool_bulk = 1, .get_common_pool_objs = 40,
 		.get_success_bulk = 1, .get_success_objs = 8,
@@ -520,7 +473,7 @@ START_TEST(test_read_mid_change)
 	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 8), 0);
 	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 8), 0);
 	ck_assert_uint_eq(shmpool_cache_len_(c), 40);
-	check_stats(pool, 0, &e, "before");
+	tu_check_stats(pool, 0, &e, "before");
 #if SHMPOOL_STATS
 	/* As if stopped in a refill of 2: the record written, seq odd, the
 	 * length stored and objs_adj not yet.  Read as the record says: the
@@ -533,15 +486,15 @@ START_TEST(test_read_mid_change)
 	c->change.get_success_bulk = c->get_success_bulk;
 	c->seq++;
 	c->w += 2;
-	check_stats(pool, 0, &e, "in the middle of a change");
+	tu_check_stats(pool, 0, &e, "in the middle of a change");
 	/* Finished: the same. */
 	c->objs_adj += 2;
 	c->seq++;
-	check_stats(pool, 0, &e, "after the change");
+	tu_check_stats(pool, 0, &e, "after the change");
 	/* Undone (the 2 objects were never there), for the detach. */
 	c->w -= 2;
 	c->objs_adj -= 2;
-	check_stats(pool, 0, &e, "undone");
+	tu_check_stats(pool, 0, &e, "undone");
 #endif
 	ck_assert_int_eq(shmpool_detach(pool), 0);
 	pool = tu_attach("midchg", -1);
@@ -560,7 +513,7 @@ END_TEST
  */
 START_TEST(test_old_slow_entries)
 {
-	static const struct expect e = {
+	static const struct shmpool_stats e = {
 		.put_bulk = 3, .put_objs = 136,
 		.put_common_pool_bulk = 3, .put_common_pool_objs = 136,
 		.get_common_pool_bulk = 3, .get_common_pool_objs = 136,
@@ -589,7 +542,7 @@ START_TEST(test_old_slow_entries)
 	ck_assert_int_eq(shmpool_generic_get_slow(pool, objs, 1, dflt),
 		-ENOENT);
 	ck_assert_int_eq(shmpool_generic_put_slow(pool, objs, 128, NULL), 0);
-	check_stats(pool, 0, &e, "slot 0");
+	tu_check_stats(pool, 0, &e, "slot 0");
 	ck_assert_uint_eq(shmpool_avail_count(pool), 128);
 	shmpool_detach(pool);
 }

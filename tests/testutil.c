@@ -226,3 +226,35 @@ tu_count_entries(const char *dir)
 	closedir(d);
 	return n;
 }
+
+void
+tu_check_stats(const struct shmpool *pool, int slot,
+		const struct shmpool_stats *e, const char *what)
+{
+	struct shmpool_stats st;
+
+	ck_assert_int_eq(shmpool_stats_read(pool, slot, &st), 0);
+	TU_CHECK_FIELD(st, *e, put_bulk, what);
+	TU_CHECK_FIELD(st, *e, put_objs, what);
+	TU_CHECK_FIELD(st, *e, put_common_pool_bulk, what);
+	TU_CHECK_FIELD(st, *e, put_common_pool_objs, what);
+	TU_CHECK_FIELD(st, *e, get_common_pool_bulk, what);
+	TU_CHECK_FIELD(st, *e, get_common_pool_objs, what);
+	TU_CHECK_FIELD(st, *e, get_success_bulk, what);
+	TU_CHECK_FIELD(st, *e, get_success_objs, what);
+	TU_CHECK_FIELD(st, *e, get_fail_bulk, what);
+	TU_CHECK_FIELD(st, *e, get_fail_objs, what);
+}
+
+struct shmpool_stats
+tu_stats_add(struct shmpool_stats a, const struct shmpool_stats *b,
+		int times)
+{
+	uint64_t *pa = (uint64_t *)&a;
+	const uint64_t *pb = (const uint64_t *)b;
+	size_t i;
+
+	for (i = 0; i < sizeof(a) / sizeof(uint64_t); i++)
+		pa[i] += pb[i] * (uint64_t)times;
+	return a;
+}

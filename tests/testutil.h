@@ -31,6 +31,22 @@ double tu_now(void);
 /* Wait for the n children in pids, each to exit 0, within seconds. */
 void tu_wait_children(const pid_t *pids, int n, int seconds);
 
+/* Counter f of st is that of e, or 0 in a build without stats. */
+#define TU_CHECK_FIELD(st, e, f, what)					\
+	ck_assert_msg((st).f == (SHMPOOL_STATS ? (e).f : 0),		\
+		"%s: %s is %llu, expected %llu", what, #f,		\
+		(unsigned long long)(st).f,				\
+		(unsigned long long)(SHMPOOL_STATS ? (e).f : 0))
+
+/* The counters of slot (or SHMPOOL_STATS_*) of pool are e, or all 0 in a
+ * build without stats; what names the check in a failure. */
+void tu_check_stats(const struct shmpool *pool, int slot,
+		const struct shmpool_stats *e, const char *what);
+
+/* a + times x b, counter by counter. */
+struct shmpool_stats tu_stats_add(struct shmpool_stats a,
+		const struct shmpool_stats *b, int times);
+
 /* Random numbers good enough for tests, one stream per seed. */
 static inline uint32_t
 tu_rand(uint64_t *state)
