@@ -183,8 +183,7 @@ ring_put_slow(const struct ring_view *v, const void *src, enum ring_kind k,
 			break;
 	}
 	ring_write(v, pos, n, src, k, base);
-	ring_smp_release();
-	uatomic_set(rec, 0);
+	ring_put_done(rec);
 	return n;
 }
 
