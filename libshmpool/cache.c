@@ -91,7 +91,10 @@ rings_put_rest(struct pool_handle *h, const void *src, enum ring_kind k,
 {
 	unsigned int j, r;
 
-	for (j = 0; j < h->nb_rings; j++) {
+	if (ring_put_slow(&h->rings[i], src, k, base, n, RING_BULK,
+			slot_ring_op(rc, i)) > 0)
+		return (int)n;
+	for (j = 1; j < h->nb_rings; j++) {
 		r = (i + j) & h->ring_mask;
 		if (ring_put(&h->rings[r], src, k, base, n, RING_BULK,
 				slot_ring_op(rc, r)) > 0)
@@ -392,10 +395,11 @@ args_handle(struct shmpool *pool, unsigned int n)
  * inline in shmpool_generic_get_slow_() and shmpool_generic_put_slow_()
  * and whole in get_idle_one() and put_idle_one(), needs no registers
  * saved for after a call (a put whose claimed positions cross the end of
- * the array is finished by put_claimed()).  Counted in st: the cache itself, or the default one for a get or
- * put with none (get_nocache(); put_direct() in the st its caller
- * chose).  These out-of-line helpers take the attachment h alone, whose
- * pub is the pool (one register less than both).
+ * the array is finished by put_claimed()).  Counted in st: the cache
+ * itself, or the default one for a get or put with none (get_nocache();
+ * put_direct() in the st its caller chose).  These out-of-line helpers
+ * take the attachment h alone, whose pub is the pool (one register less
+ * than both).
  */
 /* A get past the cache that the first try on ring i did not make. */
 static int __attribute__((noinline))
@@ -439,6 +443,17 @@ static int __attribute__((noinline))
 get_nocache(struct pool_handle *h, void **objs, unsigned int n)
 {
 	return get_direct_in(h, objs, n, NULL, h->pub.cache);
+}
+
+/* A put past the cache that the first try on ring i did not make. */
+static int __attribute__((noinline))
+put_direct_rest(struct pool_handle *h, void * const *objs, unsigned int n,
+		struct shmpool_cache *st, unsigned int i)
+{
+	if (rings_put_rest(h, objs, RING_PTRS, h->pub.objbase, n, i, st) <= 0)
+		return -ENOSPC;
+	count_direct(&st->put_direct_bulk, &st->put_direct_objs, n);
+	return 0;
 }
 
 static int __attribute__((noinline))
@@ -504,7 +519,7 @@ get_idle_in(struct pool_handle *h, void **objs, unsigned int n,
 
 	if (caa_unlikely(!ring_get_short(&v, objs, RING_PTRS, h->pub.objbase,
 			n)))
-		return get_direct(h, objs, n, cache);
+		return get_direct_rest(h, objs, n, cache, cache, ring_here(h));
 	count_direct(&cache->get_direct_bulk, &cache->get_direct_objs, n);
 	return 0;
 }
@@ -631,7 +646,7 @@ put_idle_in(struct pool_handle *h, void * const *objs, unsigned int n,
 
 	if (caa_unlikely(!ring_put_claim(r, h->rings[0].size, n,
 			slot_ring_op(cache, i), &pos)))
-		return put_direct(h, objs, n, cache);
+		return put_direct_rest(h, objs, n, cache, i);
 	v = ring_view_of(h, r);
 	if (caa_unlikely(!ring_short(&v, pos, n)))
 		return put_claimed(h, objs, n, cache, i, pos);
