@@ -19,7 +19,7 @@
 #include "proto.h"
 #include "segment-internal.h"
 
-#if HAVE_DECL___RSEQ_OFFSET && defined(__x86_64__)
+#if SHMPOOL_CPU_HERE
 ptrdiff_t rseq_cpu_off;
 
 /* Where each thread's rseq area is, set once when the library is loaded

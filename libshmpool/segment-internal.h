@@ -41,6 +41,13 @@
  */
 #define SEG_RINGS_MAX		8
 
+/* Is n a ring count a segment may have: a power of two up to the most. */
+static inline int
+seg_rings_ok(uint32_t n)
+{
+	return n >= 1 && n <= SEG_RINGS_MAX && (n & (n - 1)) == 0;
+}
+
 #define SEG_FLAG_HUGE		0x1	/* on hugetlbfs */
 /* The huge-page policy the pool was created under (set by shmpoold). */
 #define SEG_FLAG_POLICY_SHIFT	4
@@ -140,9 +147,15 @@ pool_handle(const struct shmpool *pool)
  * load, no system call.  Without rseq (an old C library, or registration
  * refused, as under valgrind) 0, so that every process uses ring 0.  The
  * thread may move to another CPU at any time: the number only chooses
- * which ring to try first.
+ * which ring to try first.  SHMPOOL_CPU_HERE: whether it can (else a
+ * pool has one ring, seg_rings()).
  */
 #if HAVE_DECL___RSEQ_OFFSET && defined(__x86_64__)
+#define SHMPOOL_CPU_HERE	1
+#else
+#define SHMPOOL_CPU_HERE	0
+#endif
+#if SHMPOOL_CPU_HERE
 /* pool.c: __rseq_offset, set when the library is loaded (a hidden copy:
  * one load less than glibc's, which is reached through the GOT). */
 extern ptrdiff_t rseq_cpu_off __attribute__((visibility("hidden")));

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <linux/magic.h>
 
+#include "proto.h"
 #include "segment-internal.h"
 
 
@@ -99,20 +100,16 @@ seg_rings(const char *name)
 	const char *env = getenv("SHMPOOL_RINGS");
 
 	if (env != NULL && env[0] != '\0') {
-		char *end;
-		unsigned long v;
+		uint64_t v;
 
-		errno = 0;
-		v = strtoul(env, &end, 10);
-		if (errno != 0 || *end != '\0' || env[0] < '0' ||
-				env[0] > '9' || v < 1 || v > SEG_RINGS_MAX ||
-				(v & (v - 1)) != 0)
+		if (proto_u64(env, 1, SEG_RINGS_MAX, &v) < 0 ||
+				!seg_rings_ok((uint32_t)v))
 			return seterr(-EINVAL, "pool '%s': SHMPOOL_RINGS=%s is "
 				"not a power of two in 1..%d", name, env,
 				SEG_RINGS_MAX);
 		return (int)v;
 	}
-#if HAVE_DECL___RSEQ_OFFSET && defined(__x86_64__)
+#if SHMPOOL_CPU_HERE
 	long cpus = sysconf(_SC_NPROCESSORS_CONF);
 	if (cpus < 1)
 		cpus = 1;
@@ -339,8 +336,7 @@ seg_check(const struct seg_hdr *hdr, uint64_t file_size, const char *what)
 		return seterr(-EBADMSG, "%s: header parameters out of range "
 			"(%u objects of %u bytes, cache %u, %u slots)", what,
 			p.obj_count, p.obj_size, p.cache_size, p.nb_slots);
-	if (hdr->nb_rings < 1 || hdr->nb_rings > SEG_RINGS_MAX ||
-			(hdr->nb_rings & (hdr->nb_rings - 1)) != 0)
+	if (!seg_rings_ok(hdr->nb_rings))
 		return seterr(-EBADMSG, "%s: %u rings is not a power of two "
 			"in 1..%d", what, hdr->nb_rings, SEG_RINGS_MAX);
 	memset(&geom, 0, sizeof(geom));
