@@ -320,14 +320,14 @@ ev_reap(void)
 	}
 }
 
-static int
-add_fd(int fd, struct ev_tag *tag)
+int
+ev_add(struct ev_tag *t)
 {
 	struct epoll_event ev;
 
 	ev.events = EPOLLIN;
-	ev.data.ptr = tag;
-	return epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev);
+	ev.data.ptr = t;
+	return epoll_ctl(epoll_fd, EPOLL_CTL_ADD, t->fd, &ev);
 }
 
 int
@@ -480,8 +480,8 @@ main(int argc, char **argv)
 	timer_tag.fd = timerfd_create(CLOCK_MONOTONIC,
 		TFD_NONBLOCK | TFD_CLOEXEC);
 	if (epoll_fd < 0 || sig_tag.fd < 0 || timer_tag.fd < 0 ||
-	    add_fd(sig_tag.fd, &sig_tag) < 0 ||
-	    add_fd(timer_tag.fd, &timer_tag) < 0 ||
+	    ev_add(&sig_tag) < 0 ||
+	    ev_add(&timer_tag) < 0 ||
 	    timerfd_settime(timer_tag.fd, 0, &its, NULL) < 0) {
 		fprintf(stderr, "shmpoold: event setup: %s\n",
 			strerror(errno));
@@ -490,7 +490,7 @@ main(int argc, char **argv)
 
 	mkdir_parent(denv.socket);
 	if (lock_socket(&lockfd, err, sizeof(err)) < 0 ||
-	    server_start(denv.socket, epoll_fd, err, sizeof(err)) < 0) {
+	    server_start(denv.socket, err, sizeof(err)) < 0) {
 		fprintf(stderr, "shmpoold: %s\n", err);
 		return 1;
 	}

@@ -86,7 +86,6 @@ proc_alive(pid_t pid, uint64_t start_time)
 static int
 watch_add(pid_t pid, uint64_t start_time)
 {
-	struct epoll_event ev;
 	struct watch *w;
 	int fd, ret;
 
@@ -131,9 +130,7 @@ watch_add(pid_t pid, uint64_t start_time)
 	w->tag.fd = fd;
 	w->pid = pid;
 	w->start_time = start_time;
-	ev.events = EPOLLIN;
-	ev.data.ptr = &w->tag;
-	if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+	if (ev_add(&w->tag) < 0) {
 		log_msg(LOG_ERR, "epoll_ctl(pidfd): %s", strerror(errno));
 		close(fd);
 		free(w);
@@ -587,11 +584,6 @@ create_check(const struct create_req *r, const char **field, char *err,
 	return 0;
 }
 
-/*
- * Build the segment: on hugetlbfs when the policy allows and the pages
- * are there, else in shm_dir.  Touches nothing but j and the files, so
- * that it can run in a thread of its own; the result is in j.
- */
 /* Build j's segment in dir (create_build()): seg_create()'s result. */
 static int
 create_build_in(struct create_job *j, const char *dir)
@@ -603,6 +595,11 @@ create_build_in(struct create_job *j, const char *dir)
 		r->group, (uint32_t)r->policy << SEG_FLAG_POLICY_SHIFT);
 }
 
+/*
+ * Build the segment: on hugetlbfs when the policy allows and the pages
+ * are there, else in shm_dir.  Touches nothing but j and the files, so
+ * that it can run in a thread of its own; the result is in j.
+ */
 static void
 create_build(struct create_job *j)
 {
@@ -722,7 +719,6 @@ pool_create_start(const struct create_req *r, void *owner,
 		struct create_job **jp, const char **field, char *err,
 		size_t errsz)
 {
-	struct epoll_event ev;
 	struct create_job *j;
 	int ret;
 
@@ -739,9 +735,7 @@ pool_create_start(const struct create_req *r, void *owner,
 		free(j);
 		return ret;
 	}
-	ev.events = EPOLLIN;
-	ev.data.ptr = &j->tag;
-	if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, j->tag.fd, &ev) < 0) {
+	if (ev_add(&j->tag) < 0) {
 		ret = -errno;
 		snprintf(err, errsz, "pool '%s': epoll: %s", r->name,
 			strerror(errno));

@@ -140,10 +140,9 @@ client_free(struct ev_tag *tag)
 }
 
 int
-server_start(const char *path, int epfd, char *err, size_t errsz)
+server_start(const char *path, char *err, size_t errsz)
 {
 	struct sockaddr_un sun;
-	struct epoll_event ev;
 	int fd;
 
 	memset(&sun, 0, sizeof(sun));
@@ -170,9 +169,7 @@ server_start(const char *path, int epfd, char *err, size_t errsz)
 		return -1;
 	}
 	listen_tag.fd = fd;
-	ev.events = EPOLLIN;
-	ev.data.ptr = &listen_tag;
-	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+	if (ev_add(&listen_tag) < 0) {
 		snprintf(err, errsz, "epoll_ctl: %s", strerror(errno));
 		close(fd);
 		return -1;
@@ -244,7 +241,6 @@ peer_groups(int fd, struct peer *who)
 static void
 server_accept(void)
 {
-	struct epoll_event ev;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	struct client *c, *o;
@@ -309,9 +305,7 @@ server_accept(void)
 		return;
 	}
 	c->last_ms = now_ms();
-	ev.events = EPOLLIN;
-	ev.data.ptr = &c->tag;
-	if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+	if (ev_add(&c->tag) < 0) {
 		close(fd);
 		free(c->who.groups);
 		free(c);

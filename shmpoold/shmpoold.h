@@ -90,6 +90,8 @@ struct ev_tag {
 	struct cds_list_head dead_node;	/* in the graveyard, once dropped */
 };
 
+/* main.c: have the loop wait for t->fd to be readable; 0 or -1 (errno). */
+int ev_add(struct ev_tag *t);
 /*
  * main.c: take t (a client's or a watch's) out of the loop and close its
  * descriptor; it is freed by ev_reap() after the batch of events, which
@@ -174,7 +176,7 @@ void watch_free(struct ev_tag *tag);
 extern struct cds_list_head pool_list;
 
 /* server.c */
-int server_start(const char *path, int epfd, char *err, size_t errsz);
+int server_start(const char *path, char *err, size_t errsz);
 void server_stop(const char *path);
 void server_tick(void);
 void server_event(void *tag, uint32_t events);
