@@ -698,10 +698,11 @@ ring_get_try(const struct ring_view *v, void *dst, enum ring_kind k,
 
 /*
  * Put the n references of src (of kind k; base for pointers) in.  rec is
- * the caller's record (that of the cache it puts through).  Returns how
- * many went in: n, or 0 for RING_BULK when they do not fit.  Inline: the
- * first try; anything else is ring_put_slow().  Any number of processes
- * may put and get at once, each producer with a record of its own.
+ * the caller's record (its slot's for this ring, slot_ring_op()).
+ * Returns how many went in: n, or 0 for RING_BULK when they do not fit.
+ * Inline: the first try; anything else is ring_put_slow().  Any number of
+ * processes may put and get at once, each producer with a record of its
+ * own.
  */
 static inline __attribute__((always_inline)) int
 ring_put(const struct ring_view *v, const void *src, enum ring_kind k,

@@ -100,7 +100,8 @@ struct shmpool_stats {
 /*
  * Create a pool's segment as the file at path, named name, with every
  * object in its rings (SHMPOOL_RINGS of them if set: 1, 2, 4 or 8; else
- * one for each CPU, up to 8) and every slot free.  The file appears complete or not
+ * one for each CPU, up to 8, where the library can tell the CPU, and one
+ * elsewhere) and every slot free.  The file appears complete or not
  * at all: it is built under a temporary name and linked into place, and
  * its pages are allocated up front (on hugetlbfs, as huge pages) so that
  * no process faults for memory later.  Used by shmpoold; control path.

@@ -261,8 +261,8 @@ ctl_call(struct ctl *c, const struct req *r)
 	ret = proto_call(sock, r->text, c->buf, PROTO_REPLY_MAX + 1, &c->msg,
 		NULL);
 	close(sock);
-	/* No reply in time (an "error ETIMEDOUT" reply is not that). */
-	c->timed_out = ret == -ETIMEDOUT && c->msg.verb == NULL;
+	/* No reply in time (the protocol has no ETIMEDOUT error). */
+	c->timed_out = ret == -ETIMEDOUT;
 	if (c->timed_out)
 		ret = -ECONNREFUSED;
 	/* A transport failure leaves the message unparsed. */
