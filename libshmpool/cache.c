@@ -78,8 +78,8 @@ ring_view_at(const struct pool_handle *h, unsigned int i)
  * A get that ring i cannot serve takes its n from one other ring, or else
  * gathers them from all, each giving what it has; if they have not n
  * between them, what it gathered goes back to ring i and the get fails,
- * as on one ring.  The records of the puts are rc's slot's (rc, a cache
- * of the caller's: the counting one).
+ * as on one ring.  The record of the puts is rc's (a cache of the
+ * caller's: the counting one).
  *
  * Here, a put of n that ring i's first try did not make: ring i again
  * (its slow path), then the others.  n, or 0 when none had room.
@@ -92,12 +92,12 @@ rings_put_rest(struct pool_handle *h, const void *src, enum ring_kind k,
 	unsigned int j, r;
 
 	if (ring_put_slow(&h->rings[i], src, k, base, n, RING_BULK,
-			slot_ring_op(rc, i)) > 0)
+			cache_ring_op(rc, i)) > 0)
 		return (int)n;
 	for (j = 1; j < h->nb_rings; j++) {
 		r = (i + j) & h->ring_mask;
 		if (ring_put(&h->rings[r], src, k, base, n, RING_BULK,
-				slot_ring_op(rc, r)) > 0)
+				cache_ring_op(rc, r)) > 0)
 			return (int)n;
 	}
 	return 0;
@@ -112,7 +112,8 @@ rings_put(struct pool_handle *h, const void *src, enum ring_kind k,
 {
 	struct ring_view v = ring_view_at(h, i);
 
-	if (caa_likely(ring_put_try(&v, src, k, base, n, slot_ring_op(rc, i))))
+	if (caa_likely(ring_put_try(&v, src, k, base, n,
+			cache_ring_op(rc, i))))
 		return (int)n;
 	return rings_put_rest(h, src, k, base, n, i, rc);
 }
@@ -624,7 +625,7 @@ put_claimed(struct pool_handle *h, void * const *objs, unsigned int n,
 	struct ring_view v = ring_view_at(h, i);
 
 	ring_write(&v, pos, n, objs, RING_PTRS, h->pub.objbase);
-	ring_put_done(slot_ring_op(cache, i));
+	ring_put_done(&cache->ring_op);
 	count_direct(&cache->put_direct_bulk, &cache->put_direct_objs, n);
 	return 0;
 }
@@ -645,13 +646,13 @@ put_idle_in(struct pool_handle *h, void * const *objs, unsigned int n,
 	uint64_t pos;
 
 	if (caa_unlikely(!ring_put_claim(r, h->rings[0].size, n,
-			slot_ring_op(cache, i), &pos)))
+			cache_ring_op(cache, i), &pos)))
 		return put_direct_rest(h, objs, n, cache, i);
 	v = ring_view_of(h, r);
 	if (caa_unlikely(!ring_short(&v, pos, n)))
 		return put_claimed(h, objs, n, cache, i, pos);
 	ring_write_short(&v, pos, n, objs, RING_PTRS, h->pub.objbase);
-	ring_put_done(slot_ring_op(cache, i));
+	ring_put_done(&cache->ring_op);
 	count_direct(&cache->put_direct_bulk, &cache->put_direct_objs, n);
 	return 0;
 }

@@ -160,8 +160,8 @@ slot_retire(struct pool_handle *h, struct seg_slot *s, pid_t pid)
 	/* Nothing of the slot's is being put now (its owner is detaching or
 	 * dead): no record may cover a position for the next owner, nor
 	 * while the slot is free (shmpoold reads every slot's).  Every slot
-	 * is freed here, so that a claim finds them 0. */
-	memset(s->ring_ops, 0, sizeof(s->ring_ops));
+	 * is freed here, so that a claim finds it 0. */
+	uatomic_set(&s->cache.ring_op, 0);
 	/* Everything above is done before the slot can be claimed again. */
 	cmm_smp_wmb();
 	uatomic_set(&s->owner, SLOT_OWNER(SEG_SLOT_FREE, 0));

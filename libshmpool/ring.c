@@ -266,40 +266,43 @@ ring_get_slow(const struct ring_view *v, void *dst, enum ring_kind k,
 	return got;
 }
 
-/* Does a live producer's record claim position q? */
+/* Does a live producer's record claim position q of ring ring? */
 static int
-ring_covered(const uint64_t *recs, size_t stride, unsigned int nrecs,
-		uint64_t q)
+ring_covered(uint32_t ring, const uint64_t *recs, const uint32_t *rings,
+		size_t stride, unsigned int nrecs, uint64_t q)
 {
-	const char *p = (const char *)recs;
+	const char *p = (const char *)recs, *pr = (const char *)rings;
 	unsigned int i;
 
-	for (i = 0; i < nrecs; i++, p += stride) {
+	for (i = 0; i < nrecs; i++, p += stride, pr += stride) {
 		uint64_t op = uatomic_read((const uint64_t *)p);
 
 		if (RING_OP_N(op) != 0 &&
-		    (uint32_t)q - RING_OP_POS(op) < RING_OP_N(op))
+		    (uint32_t)q - RING_OP_POS(op) < RING_OP_N(op) &&
+		    uatomic_read((const uint32_t *)pr) == ring)
 			return 1;
 	}
 	return 0;
 }
 
 /*
- * Make a hole of every position that a producer claimed, did not write,
- * and no record covers any more (its entry still holds what was put a lap
- * before).  recs are the records of every slot
- * (nrecs of them, stride bytes apart) whose owner may be alive; the caller
- * has cleared those of the slots whose owners it knows are dead.  A
+ * Make a hole of every position of v, ring number ring, that a producer
+ * claimed, did not write, and no record covers any more (its entry still
+ * holds what was put a lap before).  recs are the records of every slot
+ * (nrecs of them, stride bytes apart) whose owner may be alive, and rings
+ * the numbers of the rings they are for (as far apart); the caller has
+ * cleared the records of the slots whose owners it knows are dead.  A
  * position being written by a live process is always covered by its
- * record, written before its claim and cleared after its writes, and is
- * left alone (counted in st->deferred: try again later).  Every hole is a
- * compare-and-swap from the entry seen, so that a position written
- * meanwhile is not touched.
+ * record and its ring's number, written before its claim and left as
+ * they are until its writes are done, and is left alone (counted in
+ * st->deferred: try again later).  Every hole is a compare-and-swap from
+ * the entry seen, so that a position written meanwhile is not touched.
  * Returns 0, or -EBADMSG when the heads are not those of a ring.
  */
 int
-ring_repair(const struct ring_view *v, const uint64_t *recs, size_t stride,
-		unsigned int nrecs, struct ring_repair_stats *st)
+ring_repair(const struct ring_view *v, uint32_t ring, const uint64_t *recs,
+		const uint32_t *rings, size_t stride, unsigned int nrecs,
+		struct ring_repair_stats *st)
 {
 	uint64_t cons, prod, q, e;
 
@@ -337,7 +340,7 @@ ring_repair(const struct ring_view *v, const uint64_t *recs, size_t stride,
 		/* The records after the entry: a live claim of q wrote its
 		 * record before it, and clears it only after writing q. */
 		cmm_smp_mb();
-		if (ring_covered(recs, stride, nrecs, q)) {
+		if (ring_covered(ring, recs, rings, stride, nrecs, q)) {
 			st->deferred++;
 			continue;
 		}

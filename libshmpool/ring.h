@@ -41,9 +41,8 @@
  *
  * A producer killed between its claim and its last write leaves positions
  * that will never be written.  Each producer therefore first writes what it
- * is about to claim in a record of its own (a word of its slot, one for
- * each ring),
- * and ring_repair() (shmpoold, after a death) makes a hole of every
+ * is about to claim in a record of its own (a word of its cache, next to
+ * the number of the ring it is for), and ring_repair() (shmpoold, after a death) makes a hole of every
  * claimed, unwritten position that no live record covers; the next
  * consumer to reach a hole steps over it.  The references that producer
  * was putting were in its hands and are lost with it, as every object a
@@ -115,6 +114,8 @@ struct ring {
  * A producer's record of what it is claiming: one word, written with one
  * store before the claim and cleared with one after the writes, position
  * (its low 32 bits, enough within a lap) << 32 | count; 0 for nothing.
+ * The number of the ring it is for is another word, written before it
+ * (cache_ring_op()).
  */
 #define RING_OP(pos, n)		((uint64_t)(uint32_t)(pos) << 32 | (uint32_t)(n))
 #define RING_OP_N(op)		((uint32_t)(op))
@@ -698,7 +699,7 @@ ring_get_try(const struct ring_view *v, void *dst, enum ring_kind k,
 
 /*
  * Put the n references of src (of kind k; base for pointers) in.  rec is
- * the caller's record (its slot's for this ring, slot_ring_op()).
+ * the caller's record, for this ring (its cache's, cache_ring_op()).
  * Returns how many went in: n, or 0 for RING_BULK when they do not fit.
  * Inline: the first try; anything else is ring_put_slow().  Any number of
  * processes may put and get at once, each producer with a record of its
@@ -758,8 +759,8 @@ struct ring_repair_stats {
 	uint64_t holes;			/* positions of dead producers holed */
 	uint64_t deferred;		/* positions a live record covers */
 };
-int ring_repair(const struct ring_view *v, const uint64_t *recs,
-		size_t stride, unsigned int nrecs,
-		struct ring_repair_stats *st);
+int ring_repair(const struct ring_view *v, uint32_t ring,
+		const uint64_t *recs, const uint32_t *rings, size_t stride,
+		unsigned int nrecs, struct ring_repair_stats *st);
 
 #endif /* SHMPOOL_RING_H */

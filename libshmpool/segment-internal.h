@@ -26,7 +26,8 @@
 
 /* "SHMPOOL" and a NUL, read as a little-endian 64-bit number. */
 #define SEG_MAGIC		UINT64_C(0x004c4f4f504d4853)
-#define SEG_ABI_VERSION		7	/* 7: a ring per CPU */
+#define SEG_ABI_VERSION		8	/* 7: a ring per CPU; 8: the record
+					   of a put in the cache's line */
 
 /*
  * A pool's free objects are in nb_rings rings, a power of two up to
@@ -103,13 +104,10 @@ struct seg_slot {
 	uint32_t folds;			/* odd while the slot's counters move
 					   to the retired totals; counts up */
 	uint32_t reserved[11];
+	/* The record of the owner's put to a ring is the cache's
+	 * (ring_op, ring_op_ring): a cache is used by one thread at a
+	 * time, which puts to one ring at a time. */
 	struct shmpool_cache cache;
-	/* What the owner is claiming on each ring to put, written before
-	 * each claim so that shmpoold can finish the put of a process
-	 * killed in the middle of it: RING_OP(position, count); 0 for
-	 * nothing. */
-	uint64_t ring_ops[SEG_RINGS_MAX]
-		__attribute__((aligned(SHMPOOL_CACHE_LINE)));
 };
 
 #define SLOT_OWNER(state, pid)	((uint64_t)(uint32_t)(pid) << 32 | (state))
@@ -191,11 +189,18 @@ slot_of(const struct shmpool_cache *cache)
 	return caa_container_of(cache, struct seg_slot, cache);
 }
 
-/* cache's slot's record for ring i. */
+/*
+ * cache's record, for a put to ring i (ring_put_claim()): the ring's
+ * number is written first.  Both are written before the claim, whose
+ * compare-and-swap orders them before it; ring_repair() reads them after
+ * seeing the claim, and they stay as they are until the positions are
+ * written.
+ */
 static inline uint64_t *
-slot_ring_op(struct shmpool_cache *cache, unsigned int i)
+cache_ring_op(struct shmpool_cache *cache, unsigned int i)
 {
-	return &slot_of(cache)->ring_ops[i];
+	uatomic_set(&cache->ring_op_ring, i);
+	return &cache->ring_op;
 }
 
 /* The objects in every ring (ring_count() of each). */

@@ -190,7 +190,9 @@ pool_repair(struct pool *p)
 
 	/* Each ring against the slots' records of their puts to it. */
 	for (i = 0; i < p->h->nb_rings; i++) {
-		if (ring_repair(&p->h->rings[i], &p->h->slots[0].ring_ops[i],
+		if (ring_repair(&p->h->rings[i], i,
+				&p->h->slots[0].cache.ring_op,
+				&p->h->slots[0].cache.ring_op_ring,
 				sizeof(struct seg_slot), p->h->nb_slots,
 				&rst) < 0) {
 			if (!p->repair_logged++)
@@ -243,8 +245,7 @@ reclaim(struct pool *p, uint32_t i, pid_t pid, int live, const char *why)
 		/* The owner is gone: what its record says it was writing
 		 * to the ring is finished now, as what every other dead
 		 * process left. */
-		for (k = 0; k < SEG_RINGS_MAX; k++)
-			uatomic_set(&s->ring_ops[k], 0);
+		uatomic_set(&c->ring_op, 0);
 		cache_change_finish(c);
 		ret = pool_repair(p);
 		if (ret < 0)

@@ -377,7 +377,7 @@ START_TEST(test_put_across_end)
 	back[4] = shmpool_obj_at(pool, 1);
 	ck_assert_int_eq(shmpool_put_bulk(pool, back, 5), 0);
 	ck_assert_uint_eq(pool_handle(pool)->rings[0].r->prod_head, 34);
-	ck_assert_uint_eq(slot_ring_op(c, 0)[0], 0);
+	ck_assert_uint_eq(uatomic_read(&c->ring_op), 0);
 	ck_assert_uint_eq(ring_objs(pool), 13);
 	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 13), 0);
 	assert_objs(pool, objs, 11, 5);
@@ -426,7 +426,7 @@ START_TEST(test_one_object_no_cache)
 	 * of the second lap. */
 	for (i = 4; i-- > 0;)
 		ck_assert_int_eq(shmpool_put(pool, objs[i]), 0);
-	ck_assert_uint_eq(slot_ring_op(c, 0)[0], 0);
+	ck_assert_uint_eq(uatomic_read(&c->ring_op), 0);
 	ck_assert_uint_eq(pool_handle(pool)->rings[0].r->prod_head, 8);
 	for (i = 0; i < 4; i++) {
 		ck_assert_int_eq(shmpool_get(pool, &obj), 0);
@@ -435,7 +435,7 @@ START_TEST(test_one_object_no_cache)
 	}
 	ck_assert_uint_eq(ring_objs(pool), 4);
 	ck_assert_int_eq(shmpool_put(pool, obj), -ENOSPC);
-	ck_assert_uint_eq(slot_ring_op(c, 0)[0], 0);
+	ck_assert_uint_eq(uatomic_read(&c->ring_op), 0);
 	ck_assert_uint_eq(pool_handle(pool)->rings[0].r->prod_head, 12);
 	ck_assert_uint_eq(ring_objs(pool), 4);
 	/* The failed get and put are not ring operations. */
@@ -846,7 +846,7 @@ START_TEST(test_flush_request_no_room)
 	/* Nothing fits: a flush now fails and keeps the 4. */
 	ck_assert_int_eq(shmpool_cache_flush(c), -ENOSPC);
 	ck_assert_uint_eq(shmpool_cache_len_(c), 4);
-	ck_assert_uint_eq(*slot_ring_op(c, 0), 0);
+	ck_assert_uint_eq(uatomic_read(&c->ring_op), 0);
 	for (i = 0; i < 4; i++)
 		ck_assert_uint_eq(c->objs[i],
 			(uint64_t)((char *)a[i] - pool->objbase));
@@ -1010,6 +1010,7 @@ END_TEST
 START_TEST(test_rings_cpu)
 {
 	struct shmpool *pool;
+	struct shmpool_cache *c;
 	void *a[4], *b[3];
 
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || !run_on(0)) {
@@ -1018,6 +1019,7 @@ START_TEST(test_rings_cpu)
 		return;
 	}
 	pool = rings_pool("rcpu", "2", 8, 0);
+	c = shmpool_default_cache(pool);
 	/* Ring 0: objects 0, 2, 4, 6; ring 1: 1, 3, 5, 7. */
 	ck_assert_int_eq(shmpool_generic_get(pool, a, 2, NULL), 0);
 	ck_assert_ptr_eq(a[0], shmpool_obj_at(pool, 0));
@@ -1027,10 +1029,13 @@ START_TEST(test_rings_cpu)
 	ck_assert(run_on(1));
 	ck_assert_int_eq(shmpool_generic_get(pool, b, 1, NULL), 0);
 	ck_assert_ptr_eq(b[0], shmpool_obj_at(pool, 1));
-	/* Puts go to the ring of the CPU they run on. */
+	/* Puts go to the ring of the CPU they run on, and their record
+	 * names it (cleared, once they are done). */
 	ck_assert_int_eq(shmpool_generic_put(pool, a, 2, NULL), 0);
 	ck_assert_uint_eq(ring_k(pool, 0), 2);
 	ck_assert_uint_eq(ring_k(pool, 1), 5);
+	ck_assert_uint_eq(uatomic_read(&c->ring_op_ring), 1);
+	ck_assert_uint_eq(uatomic_read(&c->ring_op), 0);
 	/* Ring 0 has 2 (4 and 6): a get of 3 there takes ring 1's first 3
 	 * (3, 5, 7), whole. */
 	ck_assert(run_on(0));
@@ -1043,6 +1048,7 @@ START_TEST(test_rings_cpu)
 	ck_assert_uint_eq(shmpool_avail_count(pool), 4);
 	ck_assert_int_eq(shmpool_generic_put(pool, a, 3, NULL), 0);
 	ck_assert_int_eq(shmpool_generic_put(pool, b, 1, NULL), 0);
+	ck_assert_uint_eq(uatomic_read(&c->ring_op_ring), 0);
 	ck_assert_uint_eq(ring_k(pool, 0), 6);
 	ck_assert_uint_eq(shmpool_avail_count(pool), 8);
 	ck_assert_int_eq(shmpool_detach(pool), 0);
@@ -1091,8 +1097,8 @@ START_TEST(test_rings_gather)
 }
 END_TEST
 
-/* A slot's put records are 0 once it is retired, whatever its owner left
- * in them, and so when it is claimed again. */
+/* A slot's put record is 0 once it is retired, whatever its owner left
+ * in it, and so when it is claimed again. */
 START_TEST(test_rings_records_cleared)
 {
 	struct shmpool *pool = rings_pool("recs", "2", 8, 0), *other;
@@ -1104,16 +1110,14 @@ START_TEST(test_rings_records_cleared)
 	slots = pool_handle(other)->slots;
 	ck_assert_int_eq(shmpool_cache_slot(shmpool_default_cache(other)),
 		slot + 1);
-	/* Left in a slot by its owner: its retirement clears them. */
-	uatomic_set(slot_ring_op(c, 1), RING_OP(5, 3));
-	uatomic_set(slot_ring_op(c, 7), RING_OP(9, 1));
+	/* Left in a slot by its owner: its retirement clears it. */
+	uatomic_set(cache_ring_op(c, 1), RING_OP(5, 3));
 	ck_assert_int_eq(shmpool_detach(pool), 0);
 	ck_assert_uint_eq(uatomic_read(&slots[slot].owner), 0);
-	ck_assert_uint_eq(uatomic_read(&slots[slot].ring_ops[1]), 0);
-	ck_assert_uint_eq(uatomic_read(&slots[slot].ring_ops[7]), 0);
+	ck_assert_uint_eq(uatomic_read(&slots[slot].cache.ring_op), 0);
 	ck_assert_int_eq(shmpool_cache_claim(other, 0, &c), 0);
 	ck_assert_int_eq(shmpool_cache_slot(c), slot);
-	ck_assert_uint_eq(*slot_ring_op(c, 1), 0);
+	ck_assert_uint_eq(uatomic_read(&c->ring_op), 0);
 	ck_assert_int_eq(shmpool_cache_release(c), 0);
 	ck_assert_int_eq(shmpool_detach(other), 0);
 }

@@ -918,7 +918,7 @@ put_killed_worker(void *arg)
 	/* The ring has room for all of them: the claim is all there is. */
 	if (pos + KP_PUT - uatomic_read(&v->r->cons_head) > v->size)
 		return 12;
-	uatomic_set(slot_ring_op(c, kp_ring), RING_OP(pos, KP_PUT));
+	uatomic_set(cache_ring_op(c, kp_ring), RING_OP(pos, KP_PUT));
 	if (!ring_claim(&v->r->prod_head, &pos, KP_PUT))
 		return 13;
 	ring_write(v, pos, KP_WRITTEN, refs, RING_REFS, NULL);
@@ -2799,16 +2799,16 @@ stale_record_worker(void *arg)
 	if (shmpool_attach("p", NULL, &pool) != 0)
 		return 10;
 	c = shmpool_default_cache(pool);
-	if (c->size != 0 || uatomic_read(slot_ring_op(c, 0)) != 0)
+	if (c->size != 0 || uatomic_read(&c->ring_op) != 0)
 		return 11;
-	uatomic_set(slot_ring_op(c, 0), RING_OP(a->pos, SR_PUT));
+	uatomic_set(cache_ring_op(c, 0), RING_OP(a->pos, SR_PUT));
 	cmm_smp_mb();
 	slot = shmpool_cache_slot(c);
 	if (write(a->p.ready[1], &slot, sizeof(slot)) != sizeof(slot))
 		return 12;
 	if (read(a->p.go[0], &cmd, 1) != 1 || cmd != 'c')
 		return 13;
-	uatomic_set(slot_ring_op(c, 0), 0);
+	uatomic_set(cache_ring_op(c, 0), 0);
 	cmm_smp_mb();
 	if (write(a->p.ready[1], "k", 1) != 1)
 		return 14;
@@ -2846,7 +2846,7 @@ claim_killed_worker(void *arg)
 	if (pos != a->pos ||
 	    pos + SR_PUT - uatomic_read(&v->r->cons_head) > v->size)
 		return 12;
-	uatomic_set(slot_ring_op(c, 0), RING_OP(pos, SR_PUT));
+	uatomic_set(cache_ring_op(c, 0), RING_OP(pos, SR_PUT));
 	if (!ring_claim(&v->r->prod_head, &pos, SR_PUT))
 		return 13;
 	cmm_smp_mb();
@@ -2898,7 +2898,7 @@ START_TEST(test_stalled_repair)
 	close(al.p.ready[1]);
 	close(al.p.go[0]);
 	slot_l = await_ready(&al.p);
-	ck_assert_uint_eq(uatomic_read(&slots[slot_l].ring_ops[0]),
+	ck_assert_uint_eq(uatomic_read(&slots[slot_l].cache.ring_op),
 		RING_OP(pos, SR_PUT));
 
 	/* D: 8 taken, the same 8 positions claimed, none written. */
@@ -2913,7 +2913,7 @@ START_TEST(test_stalled_repair)
 	ck_assert_uint_eq(tu_slots_in_use(pool), 3);
 	ck_assert_uint_eq(uatomic_read(&ring->r->cons_head), SR_PUT);
 	ck_assert_uint_eq(uatomic_read(&ring->r->prod_head), SR_OBJS + SR_PUT);
-	ck_assert_uint_eq(uatomic_read(&slots[slot_d].ring_ops[0]),
+	ck_assert_uint_eq(uatomic_read(&slots[slot_d].cache.ring_op),
 		RING_OP(pos, SR_PUT));
 
 	/* The parent takes all that is written: the ring then holds only
@@ -2942,7 +2942,7 @@ START_TEST(test_stalled_repair)
 		"reclaimed (process exited), 0 cached objects back in the "
 		"ring\n", slot_d, (long)dd);
 	await_stderr(&d, log, RECLAIM_SECS);
-	ck_assert_uint_eq(uatomic_read(&slots[slot_d].ring_ops[0]), 0);
+	ck_assert_uint_eq(uatomic_read(&slots[slot_d].cache.ring_op), 0);
 
 	/* A repair at each of these scans (the ring marked stalled by
 	 * hand, as a waiting get would), and no hole while L's record
@@ -2964,7 +2964,7 @@ START_TEST(test_stalled_repair)
 				ring->mask]), ents[k]);
 	}
 	dt = now() - t0;
-	ck_assert_uint_eq(uatomic_read(&slots[slot_l].ring_ops[0]),
+	ck_assert_uint_eq(uatomic_read(&slots[slot_l].cache.ring_op),
 		RING_OP(pos, SR_PUT));
 	ck_assert_int_eq(count_logged(&d, "positions it had claimed are "
 		"skipped"), 0);
@@ -2976,7 +2976,7 @@ START_TEST(test_stalled_repair)
 	ck_assert_int_eq(write(al.p.go[1], "c", 1), 1);
 	ck_assert_int_eq(read(al.p.ready[0], &c, 1), 1);
 	ck_assert_int_eq(c, 'k');
-	ck_assert_uint_eq(uatomic_read(&slots[slot_l].ring_ops[0]), 0);
+	ck_assert_uint_eq(uatomic_read(&slots[slot_l].cache.ring_op), 0);
 	await_scans(&d, &tick, 3, 1.0);
 	ck_assert_uint_eq(uatomic_read(&ring->r->holes), 0);
 	ck_assert_int_eq(count_logged(&d, "positions it had claimed are "

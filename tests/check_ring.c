@@ -25,6 +25,8 @@ struct shared_ring {
 	struct ring_view v;
 	size_t len;
 	uint64_t *recs;		/* producers' records, one per process */
+	uint32_t *rings;	/* the ring each is for: record i's at
+				   [2 * i], as far apart as the records */
 };
 
 #define NRECS		8
@@ -42,9 +44,10 @@ ring_new(uint32_t size)
 	s.v.ents = s.v.r->ents;
 	s.v.size = size;
 	s.v.mask = size - 1;
-	s.recs = mmap(NULL, NRECS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
-		MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	s.recs = mmap(NULL, 2 * NRECS * sizeof(uint64_t),
+		PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ck_assert_ptr_ne(s.recs, MAP_FAILED);
+	s.rings = (uint32_t *)(s.recs + NRECS);
 	return s;
 }
 
@@ -52,7 +55,7 @@ static void
 ring_free(struct shared_ring *s)
 {
 	munmap(s->v.r, s->len);
-	munmap(s->recs, NRECS * sizeof(uint64_t));
+	munmap(s->recs, 2 * NRECS * sizeof(uint64_t));
 }
 
 /*
@@ -69,14 +72,21 @@ ring_set_heads(struct ring_view *v, uint64_t base)
 		v->ents[q & v->mask] = ring_ent(ring_seq(v, q - v->size), 0);
 }
 
+/* Repair s as ring number ring (repair(): 0, every record's). */
 static struct ring_repair_stats
-repair(struct shared_ring *s)
+repair_as(struct shared_ring *s, uint32_t ring)
 {
 	struct ring_repair_stats st;
 
-	ck_assert_int_eq(ring_repair(&s->v, s->recs, sizeof(uint64_t), NRECS,
-		&st), 0);
+	ck_assert_int_eq(ring_repair(&s->v, ring, s->recs, s->rings,
+		sizeof(uint64_t), NRECS, &st), 0);
 	return st;
+}
+
+static struct ring_repair_stats
+repair(struct shared_ring *s)
+{
+	return repair_as(s, 0);
 }
 
 START_TEST(test_bulk_and_burst)
@@ -842,6 +852,36 @@ START_TEST(test_live_producer_untouched)
 }
 END_TEST
 
+/* A record covers positions of the ring its number names alone. */
+START_TEST(test_record_names_ring)
+{
+	struct shared_ring s = ring_new(16);
+	struct ring_repair_stats st;
+	uint32_t in[2] = { 7, 8 }, out[16];
+	uint64_t pos = 0;
+
+	/* A put to ring 5, recorded, claimed, one of two written. */
+	s.rings[2 * 3] = 5;
+	s.recs[3] = RING_OP(pos, 2);
+	ck_assert(ring_claim(&s.v.r->prod_head, &pos, 2));
+	ring_write(&s.v, 0, 1, in, RING_REFS, NULL);
+	st = repair_as(&s, 5);
+	ck_assert_uint_eq(st.deferred, 1);
+	ck_assert_uint_eq(st.holes, 0);
+	ck_assert_uint_eq(s.v.r->holes, 0);
+	/* The same positions of ring 4 are no put's: a hole. */
+	st = repair_as(&s, 4);
+	ck_assert_uint_eq(st.deferred, 0);
+	ck_assert_uint_eq(st.holes, 1);
+	ck_assert_uint_eq(s.v.r->holes, 1);
+	ck_assert_int_eq(ring_dequeue(&s.v, out, 16, RING_BURST), 1);
+	ck_assert_uint_eq(out[0], 7);
+	ck_assert_uint_eq(s.v.r->cons_head, 2);
+	ck_assert_uint_eq(s.v.r->holes, 0);
+	ring_free(&s);
+}
+END_TEST
+
 START_TEST(test_dead_consumer)
 {
 	struct shared_ring s = ring_new(16);
@@ -990,6 +1030,7 @@ ring_suite(void)
 #endif
 	tcase_add_test(tc, test_dead_producer);
 	tcase_add_test(tc, test_live_producer_untouched);
+	tcase_add_test(tc, test_record_names_ring);
 	tcase_add_test(tc, test_dead_consumer);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(mp, 180);

@@ -93,9 +93,12 @@ struct shmpool_cache {
 		uint64_t get_success_bulk;
 	} change;
 
-	/* 0 (until ABI 6 of the segment, the record of a put to the ring,
-	 * which is now in the slot, one for each ring). */
-	uint64_t reserved0 __attribute__((aligned(SHMPOOL_CACHE_LINE)));
+	/* What the owner is claiming to put to ring ring_op_ring, written
+	 * before each claim so that shmpoold can finish the put of a
+	 * process killed in the middle of it (and leave a live one's
+	 * positions alone): position << 32 | count, 0 for nothing.  In
+	 * the line a put past the cache counts in. */
+	uint64_t ring_op __attribute__((aligned(SHMPOOL_CACHE_LINE)));
 	/* Gets and puts that went to the ring whole, past the cache (none,
 	 * or n above its size): each a call and a ring operation at once,
 	 * counted once here; readers add them to both (get_success_bulk
@@ -106,7 +109,7 @@ struct shmpool_cache {
 	uint64_t get_direct_objs;
 	/* Odd while the owner changes more than w (see above). */
 	uint32_t seq;
-	uint32_t reserved1;
+	uint32_t ring_op_ring;		/* the ring ring_op is for */
 	/* Get calls that hit, folded from w; the objects that entered the
 	 * cache by refills less those that left it by flushes (modulo
 	 * 2^64). */
