@@ -42,8 +42,9 @@
  * A producer killed between its claim and its last write leaves positions
  * that will never be written.  Each producer therefore first writes what it
  * is about to claim in a record of its own (a word of its cache, next to
- * the number of the ring it is for), and ring_repair() (shmpoold, after a death) makes a hole of every
- * claimed, unwritten position that no live record covers; the next
+ * the number of the ring it is for), and ring_repair() (shmpoold, after a
+ * death) makes a hole of every claimed, unwritten position that no live
+ * record of that ring covers; the next
  * consumer to reach a hole steps over it.  The references that producer
  * was putting were in its hands and are lost with it, as every object a
  * dead process held.  A consumer killed anywhere leaves nothing: before
@@ -641,8 +642,9 @@ ring_put_claim(struct ring *r, uint32_t size, unsigned int n, uint64_t *rec,
 	uatomic_set(rec, RING_OP(pos, n));
 	if (caa_unlikely(!ring_claim(&r->prod_head, &pos, n))) {
 		/* Another producer has those positions: the record must not
-		 * cover them for it (the caller may try another ring next,
-		 * with another record, and leave this one as it is). */
+		 * cover them for it (the caller may go on to another ring,
+		 * naming it in the record's ring number first, which is
+		 * safe only while the record is 0). */
 		uatomic_set(rec, 0);
 		return 0;
 	}

@@ -190,11 +190,13 @@ slot_of(const struct shmpool_cache *cache)
 }
 
 /*
- * cache's record, for a put to ring i (ring_put_claim()): the ring's
- * number is written first.  Both are written before the claim, whose
- * compare-and-swap orders them before it; ring_repair() reads them after
- * seeing the claim, and they stay as they are until the positions are
- * written.
+ * cache's record, for a put to ring i (ring_put_claim() writes it): here
+ * the ring's number, while the record is 0 (no claim of this cache is
+ * under way: every put clears it, done or not).  The claim's
+ * compare-and-swap orders the number and the record before it;
+ * ring_repair() reads them after seeing the claim, and neither changes
+ * until the positions are written.  Two threads using one cache at once
+ * could relabel each other's claims: a cache is one thread's at a time.
  */
 static inline uint64_t *
 cache_ring_op(struct shmpool_cache *cache, unsigned int i)

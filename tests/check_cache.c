@@ -1030,8 +1030,9 @@ START_TEST(test_rings_cpu)
 	ck_assert_int_eq(shmpool_generic_get(pool, b, 1, NULL), 0);
 	ck_assert_ptr_eq(b[0], shmpool_obj_at(pool, 1));
 	/* Puts go to the ring of the CPU they run on, and their record
-	 * names it (cleared, once they are done). */
-	ck_assert_int_eq(shmpool_generic_put(pool, a, 2, NULL), 0);
+	 * names it (cleared, once they are done): through the default
+	 * cache, idle (put_idle_in(), put_idle_one()), and with none. */
+	ck_assert_int_eq(shmpool_put_bulk(pool, a, 2), 0);
 	ck_assert_uint_eq(ring_k(pool, 0), 2);
 	ck_assert_uint_eq(ring_k(pool, 1), 5);
 	ck_assert_uint_eq(uatomic_read(&c->ring_op_ring), 1);
@@ -1046,10 +1047,14 @@ START_TEST(test_rings_cpu)
 	ck_assert_uint_eq(ring_k(pool, 0), 2);
 	ck_assert_uint_eq(ring_k(pool, 1), 2);
 	ck_assert_uint_eq(shmpool_avail_count(pool), 4);
-	ck_assert_int_eq(shmpool_generic_put(pool, a, 3, NULL), 0);
-	ck_assert_int_eq(shmpool_generic_put(pool, b, 1, NULL), 0);
+	ck_assert_int_eq(shmpool_put(pool, b[0]), 0);
 	ck_assert_uint_eq(uatomic_read(&c->ring_op_ring), 0);
-	ck_assert_uint_eq(ring_k(pool, 0), 6);
+	ck_assert(run_on(1));
+	ck_assert_int_eq(shmpool_generic_put(pool, a, 3, NULL), 0);
+	ck_assert_uint_eq(uatomic_read(&c->ring_op_ring), 1);
+	ck_assert_uint_eq(uatomic_read(&c->ring_op), 0);
+	ck_assert_uint_eq(ring_k(pool, 0), 3);
+	ck_assert_uint_eq(ring_k(pool, 1), 5);
 	ck_assert_uint_eq(shmpool_avail_count(pool), 8);
 	ck_assert_int_eq(shmpool_detach(pool), 0);
 }

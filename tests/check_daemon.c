@@ -1176,13 +1176,15 @@ END_TEST
 
 /*
  * The same on the second of two rings: shmpoold repairs each ring against
- * the records of that ring (a slot has one per ring), and gets step over
- * the holes wherever they are.
+ * the records that name it (a cache's record names its ring; a live one
+ * over the same positions of the other ring does not cover them), and
+ * gets step over the holes wherever they are.
  */
 START_TEST(test_kill_in_put_ring1)
 {
 	static void *objs[KP_OBJS];
 	uint32_t refs[KP_PUT];
+	struct shmpool_cache *c;
 	struct pool_handle *h;
 	struct pipes pa;
 	struct shmpool *pool;
@@ -1216,6 +1218,9 @@ START_TEST(test_kill_in_put_ring1)
 	prod = uatomic_read(&h->rings[1].r->prod_head);
 	ck_assert_uint_eq(prod, KP_OBJS / 2 + KP_PUT);
 	ck_assert_uint_eq(shmpool_avail_count(pool), KP_OBJS);
+	/* This process's record: A's positions, of ring 0. */
+	c = shmpool_default_cache(pool);
+	uatomic_set(cache_ring_op(c, 0), RING_OP(prod - KP_PUT, KP_PUT));
 
 	ck_assert_int_eq(kill(a, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(a, &status, 0), a);
@@ -1227,6 +1232,7 @@ START_TEST(test_kill_in_put_ring1)
 	ck_assert_uint_eq(uatomic_read(&h->rings[0].r->holes), 0);
 	ck_assert_uint_eq(uatomic_read(&h->rings[1].r->prod_head), prod);
 	ck_assert_uint_eq(shmpool_avail_count(pool), KP_HAD);
+	uatomic_set(&c->ring_op, 0);
 
 	/* Everything there is, from both rings, over the holes; then
 	 * nothing. */
@@ -2808,7 +2814,7 @@ stale_record_worker(void *arg)
 		return 12;
 	if (read(a->p.go[0], &cmd, 1) != 1 || cmd != 'c')
 		return 13;
-	uatomic_set(cache_ring_op(c, 0), 0);
+	uatomic_set(&c->ring_op, 0);
 	cmm_smp_mb();
 	if (write(a->p.ready[1], "k", 1) != 1)
 		return 14;
