@@ -632,9 +632,10 @@ put_claimed(struct pool_handle *h, void * const *objs, unsigned int n,
 
 /*
  * The whole of a put of n short objects (ring_short_n()) through an idle
- * cache.  The ring's geometry and the objects' base are read once the
- * positions are claimed (ring_put_claim()): held across the
- * compare-and-swap, they took six registers saved and restored.
+ * cache.  The ring's mask and the objects' base are read once the
+ * positions are claimed (ring_put_claim(), which reads the ring's size
+ * for its check and holds nothing across the compare-and-swap): held
+ * across it, they took six registers saved and restored.
  */
 static inline __attribute__((always_inline)) int
 put_idle_in(struct pool_handle *h, void * const *objs, unsigned int n,

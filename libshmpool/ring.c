@@ -162,6 +162,10 @@ ring_put_slow(const struct ring_view *v, const void *src, enum ring_kind k,
 
 	for (;;) {
 		n = want;
+		/* The consumers' head after the producers' (as in
+		 * ring_put_claim()): an older one would read as a full
+		 * ring. */
+		cmm_smp_rmb();
 		cons = uatomic_read(&v->r->cons_head);
 		if (pos + n - cons > v->size && pos >= cons) {
 			/* Full for n, unless pos is stale. */

@@ -611,8 +611,8 @@ int ring_get_slow(const struct ring_view *v, void *dst, enum ring_kind k,
 
 /*
  * A put in three steps, for a caller that puts them together itself
- * (cache.c's put through an idle cache, which reads the ring's geometry
- * and its objects' base only once the positions are claimed, so that
+ * (cache.c's put through an idle cache, which reads the ring's mask and
+ * its objects' base only once the positions are claimed, so that
  * nothing of them is held in a register across the compare-and-swap):
  * ring_put_claim() writes the record rec and claims n positions of r, a
  * ring of size entries; ring_write() or ring_write_short() writes them;
@@ -627,8 +627,8 @@ ring_put_claim(struct ring *r, uint32_t size, unsigned int n, uint64_t *rec,
 {
 	uint64_t pos = uatomic_read(&r->prod_head);
 
-	/* The consumers' head, read after the producers' (as in
-	 * ring_count()), is never more than size behind pos: the producer
+	/* The consumers' head, read after the producers' (the barrier
+	 * orders the two reads), is never more than size behind pos: the producer
 	 * that moved prod_head to pos had read it at pos - size or later
 	 * (and a new ring's producers' head is at most size).  So
 	 * cons + size - pos does not wrap (the heads are 64-bit and only
@@ -642,9 +642,9 @@ ring_put_claim(struct ring *r, uint32_t size, unsigned int n, uint64_t *rec,
 	uatomic_set(rec, RING_OP(pos, n));
 	if (caa_unlikely(!ring_claim(&r->prod_head, &pos, n))) {
 		/* Another producer has those positions: the record must not
-		 * cover them for it (the caller may go on to another ring,
-		 * naming it in the record's ring number first, which is
-		 * safe only while the record is 0). */
+		 * cover them for it.  The record is 0 whenever no claim of
+		 * its owner is under way, which is what lets the caller
+		 * name another ring in it (cache_ring_op()). */
 		uatomic_set(rec, 0);
 		return 0;
 	}

@@ -146,7 +146,7 @@ pool_handle(const struct shmpool *pool)
  * refused, as under valgrind) 0, so that every process uses ring 0.  The
  * thread may move to another CPU at any time: the number only chooses
  * which ring to try first.  SHMPOOL_CPU_HERE: whether it can (else a
- * pool has one ring, seg_rings()).
+ * pool has one ring unless SHMPOOL_RINGS says otherwise, seg_rings()).
  */
 #if HAVE_DECL___RSEQ_OFFSET && defined(__x86_64__)
 #define SHMPOOL_CPU_HERE	1

@@ -192,10 +192,7 @@ create_req_finish(struct create_req *r, const char **field, char *err,
 	}
 	if (r->params.nb_slots == 0)
 		r->params.nb_slots = SHMPOOL_SLOTS_DEFAULT;
-	if ((uint64_t)r->params.obj_count *
-	    ((r->params.obj_size + SHMPOOL_CACHE_LINE - 1) /
-	     SHMPOOL_CACHE_LINE * SHMPOOL_CACHE_LINE) >
-			(UINT64_C(1) << (32 + SHMPOOL_REF_SHIFT))) {
+	if (!seg_objs_fit(r->params.obj_count, r->params.obj_size)) {
 		*field = "objects";
 		snprintf(err, errsz, "%u objects of %u bytes exceed the "
 			"256 GiB a pool can address", r->params.obj_count,
