@@ -616,8 +616,8 @@ put_cached(struct pool_handle *h, void * const *objs, unsigned int n,
 }
 
 /* The rest of a put through an idle cache whose n positions from pos on
- * ring i, claimed, cross the end of the array: its copy is not a short
- * one (once a lap). */
+ * ring i, claimed (and counted), cross the end of the array: its copy is
+ * not a short one (once a lap). */
 static int __attribute__((noinline))
 put_claimed(struct pool_handle *h, void * const *objs, unsigned int n,
 		struct shmpool_cache *cache, unsigned int i, uint64_t pos)
@@ -626,7 +626,6 @@ put_claimed(struct pool_handle *h, void * const *objs, unsigned int n,
 
 	ring_write(&v, pos, n, objs, RING_PTRS, h->pub.objbase);
 	ring_put_done(&cache->ring_op);
-	count_direct(&cache->put_direct_bulk, &cache->put_direct_objs, n);
 	return 0;
 }
 
@@ -649,12 +648,16 @@ put_idle_in(struct pool_handle *h, void * const *objs, unsigned int n,
 	if (caa_unlikely(!ring_put_claim(r, h->rings[0].size, n,
 			cache_ring_op(cache, i), &pos)))
 		return put_direct_rest(h, objs, n, cache, i);
+	/* Counted as soon as claimed, so that n is free for the write
+	 * (held to the end, it took a register saved and restored, with
+	 * stats).  A process killed between here and ring_put_done()
+	 * leaves the put counted, its objects lost (libshmpool(3)). */
+	count_direct(&cache->put_direct_bulk, &cache->put_direct_objs, n);
 	v = ring_view_of(h, r);
 	if (caa_unlikely(!ring_short(&v, pos, n)))
 		return put_claimed(h, objs, n, cache, i, pos);
 	ring_write_short(&v, pos, n, objs, RING_PTRS, h->pub.objbase);
 	ring_put_done(&cache->ring_op);
-	count_direct(&cache->put_direct_bulk, &cache->put_direct_objs, n);
 	return 0;
 }
 
