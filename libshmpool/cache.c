@@ -68,7 +68,7 @@ ring_view_of(const struct pool_handle *h, struct ring *r)
 static inline __attribute__((always_inline)) struct ring_view
 ring_view_at(const struct pool_handle *h, unsigned int i)
 {
-	return ring_view_of(h, h->rings[i].r);
+	return ring_view_of(h, h->ring_r[i]);
 }
 
 /*
@@ -642,7 +642,7 @@ put_idle_in(struct pool_handle *h, void * const *objs, unsigned int n,
 {
 	struct ring_view v;
 	unsigned int i = ring_here(h);
-	struct ring *r = h->rings[i].r;
+	struct ring *r = h->ring_r[i];
 	uint64_t pos;
 
 	if (caa_unlikely(!ring_put_claim(r, h->rings[0].size, n,

@@ -260,6 +260,7 @@ pool_open_prot(int fd, const char *what, const char *name, int prot,
 		v->ents = v->r->ents;
 		v->size = geom.ring_size;
 		v->mask = geom.ring_size - 1;
+		h->ring_r[i] = v->r;
 	}
 	h->pub.objbase = (char *)hdr + geom.objs_off;
 	memcpy(h->name, geom.name, sizeof(h->name));

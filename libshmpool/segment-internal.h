@@ -119,6 +119,9 @@ struct pool_handle {
 	struct shmpool pub;
 	uint32_t ring_mask;		/* nb_rings - 1 */
 	uint32_t nb_rings;
+	/* rings[i].r, in an array of pointers: ring i's address is one
+	 * load indexed by i, with no multiply for the views' stride. */
+	struct ring *ring_r[SEG_RINGS_MAX];
 	struct ring_view rings[SEG_RINGS_MAX];
 	struct seg_hdr *hdr;		/* the mapping starts here */
 	size_t map_size;
