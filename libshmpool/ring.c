@@ -47,7 +47,7 @@ ring_fill_v4(uint64_t *restrict e, uint32_t seq,
 
 #define RING_FILL4(i)							\
 	(RING_V4(e, i) = s |						\
-	 (((RING_CV4(src, i) - b) >> SHMPOOL_REF_SHIFT) & UINT32_MAX))
+	 ((RING_CV4(src, i) - b) >> SHMPOOL_REF_SHIFT))
 	for (; src < last16; src += 16, e += 16)
 		RING_TURN4(RING_FILL4, 0);
 	for (; src < last4; src += 4, e += 4)

@@ -144,6 +144,14 @@ ring_ent(uint32_t seq, uint32_t ref)
 	return (uint64_t)seq << 32 | ref;
 }
 
+/* The same with the reference as ring_src_ref() gives it (the high half
+ * 0 for an object of the pool). */
+static inline uint64_t
+ring_ent_w(uint32_t seq, uint64_t ref)
+{
+	return (uint64_t)seq << 32 | ref;
+}
+
 static inline uint32_t
 ring_ent_seq(uint64_t e)
 {
@@ -248,15 +256,25 @@ ring_wide_base(enum ring_kind k, const char *base)
 	return k == RING_PTRS ? (uint64_t)(uintptr_t)base : 0;
 }
 
-/* The reference of element i of src, of kind k. */
-static inline uint32_t
+/*
+ * The reference of element i of src, of kind k, in the low half of a
+ * 64-bit word to be or-ed under a sequence (ring_ent_w()).  A pointer or
+ * offset of an object of the pool gives one under 2^32 (the objects fit
+ * in 256 GiB), so the high half is 0 and no mask is taken: one
+ * instruction less per entry, or per pair of them.  Anything else, which
+ * a put may not be given (it gives no object's reference, mask or not),
+ * may spoil the entry's sequence too: its position then reads as a hole,
+ * or as unwritten until shmpoold repairs the ring that a consumer waiting
+ * on it marked stalled (ring_repair() makes a hole of it).
+ */
+static inline uint64_t
 ring_src_ref(const void *src, unsigned int i, enum ring_kind k,
 		const char *base)
 {
 	if (k == RING_REFS)
 		return ((const uint32_t *)src)[i];
-	return (uint32_t)((((const ring_word *)src)[i] -
-		ring_wide_base(k, base)) >> SHMPOOL_REF_SHIFT);
+	return (((const ring_word *)src)[i] - ring_wide_base(k, base)) >>
+		SHMPOOL_REF_SHIFT;
 }
 
 /* Element i of dst, of kind k, is the object of reference ref. */
@@ -293,7 +311,7 @@ ring_fill(uint64_t *restrict e, uint32_t seq, const void *restrict src,
 	unsigned int i;
 
 	for (i = 0; i < m; i++)
-		e[i] = ring_ent(seq, ring_src_ref(src, i, k, base));
+		e[i] = ring_ent_w(seq, ring_src_ref(src, i, k, base));
 }
 
 /*
@@ -373,15 +391,14 @@ ring_fill_pairs(uint64_t *restrict e, uint32_t seq,
 
 #define RING_FILL2(i)							\
 	(*(shmpool_v2_ *)(e + (i)) = sq |				\
-	 (((*(const shmpool_v2_ *)(src + (i)) - b) >> SHMPOOL_REF_SHIFT) & \
-	  UINT32_MAX))
+	 ((*(const shmpool_v2_ *)(src + (i)) - b) >> SHMPOOL_REF_SHIFT))
 	for (i = 0; i + 1 < m; i += 2)
 		RING_FILL2(i);
 #undef RING_FILL2
 	/* Odd counts out of line: bulks are mostly even (powers of two). */
 	if (caa_unlikely(m & 1))
-		e[m - 1] = ring_ent(seq, (uint32_t)((src[m - 1] - base) >>
-			SHMPOOL_REF_SHIFT));
+		e[m - 1] = ring_ent_w(seq, (src[m - 1] - base) >>
+			SHMPOOL_REF_SHIFT);
 }
 
 static inline __attribute__((always_inline)) uint64_t
@@ -514,7 +531,7 @@ ring_write_short(const struct ring_view *v, uint64_t pos, unsigned int n,
 
 	ring_smp_release();
 	if (n == 1)
-		e[0] = ring_ent(seq, ring_src_ref(src, 0, k, base));
+		e[0] = ring_ent_w(seq, ring_src_ref(src, 0, k, base));
 #if RING_PAIRS
 	else if (k != RING_REFS)
 		ring_fill_pairs(e, seq, (const uint64_t *)src,
