@@ -414,6 +414,65 @@ put_steps(struct shared_ring *s, void **in, unsigned int n)
  * ring: the claim takes nothing, and the record is not written (a value
  * left in it stays).
  */
+/*
+ * ring_short() and ring_short_any() against idx + n <= size and n short
+ * (1 .. RING_WIDE_MIN - 1), for every n from 0 to past the short ones, at
+ * every index of small rings and at the ends of a large one, in laps
+ * around 2^32 (where the 32-bit positions of ring_short() wrap) and
+ * 2^33.
+ */
+START_TEST(test_short_predicates)
+{
+	static const uint32_t sizes[] = { 1, 2, 4, 64, 1U << 30 };
+	static const uint64_t laps[] = { 0, ((uint64_t)1 << 32) - (1U << 30),
+		(uint64_t)1 << 32, ((uint64_t)1 << 33) - (1U << 30) };
+	struct ring_view v;
+	uint64_t pos;
+	uint32_t idx, lap, size;
+	unsigned int is, il, n;
+	int expect;
+
+	memset(&v, 0, sizeof(v));
+	for (is = 0; is < sizeof(sizes) / sizeof(sizes[0]); is++) {
+		size = sizes[is];
+		v.size = size;
+		v.mask = size - 1;
+		for (il = 0; il < sizeof(laps) / sizeof(laps[0]); il++) {
+			for (idx = 0; idx < size; idx++) {
+				/* The large ring: its first and last 40. */
+				if (size > 64 && idx == 40)
+					idx = size - 40;
+				/* The lap before laps[il], and the one at it. */
+				for (lap = 0; lap < 2; lap++) {
+					pos = laps[il] + idx -
+						(lap ? 0 : (uint64_t)size);
+					for (n = 0; n <= RING_WIDE_MIN + 8;
+							n++) {
+						expect = n >= 1 &&
+							n < RING_WIDE_MIN &&
+							(uint64_t)idx + n <=
+							size;
+						ck_assert_msg(ring_short(&v,
+							pos, n) == expect &&
+							ring_short_any(&v,
+							pos, n) == expect,
+							"size %u, position "
+							"%" PRIu64 ", n %u: "
+							"ring_short() %d, "
+							"ring_short_any() %d, "
+							"expected %d", size,
+							pos, n, ring_short(&v,
+							pos, n),
+							ring_short_any(&v, pos,
+							n), expect);
+					}
+				}
+			}
+		}
+	}
+}
+END_TEST
+
 START_TEST(test_short_tries)
 {
 	struct shared_ring s = ring_new(64);
@@ -1018,6 +1077,7 @@ ring_suite(void)
 
 	tcase_add_test(tc, test_bulk_and_burst);
 	tcase_add_test(tc, test_wrap);
+	tcase_add_test(tc, test_short_predicates);
 	tcase_add_test(tc, test_wide_copies);
 	tcase_add_test(tc, test_wide_read_checks);
 	tcase_add_test(tc, test_short_copies);
