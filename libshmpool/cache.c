@@ -30,12 +30,18 @@ _Static_assert(SHMPOOL_CACHE_OBJS_MAX < 1 << 16,
 /*
  * A get or put past the cache counted in its slot: a call and n objects.
  * Two adds, each to its word in place: gcc otherwise pairs them in one
- * 16-byte add and spends six more instructions building its operands.
+ * 16-byte add and spends six more instructions building its operands,
+ * or, with n in a register it wants for something else, loads the word,
+ * adds and stores (two instructions more).  On x86-64 each is one add
+ * to memory, written as such.
  */
 static inline void
 count_direct(uint64_t *bulk, uint64_t *objs, unsigned int n)
 {
-#if SHMPOOL_STATS
+#if SHMPOOL_STATS && defined(__x86_64__)
+	__asm__("addq $1, %0" : "+m" (*bulk));
+	__asm__("addq %1, %0" : "+m" (*objs) : "er" ((uint64_t)n));
+#elif SHMPOOL_STATS
 	*bulk += 1;
 	cmm_barrier();
 	*objs += n;
@@ -393,8 +399,8 @@ args_handle(struct shmpool *pool, unsigned int n)
  * past an idle cache (cache_idle_for()) when n is not short
  * (ring_short_n()) or the short try on the ring (get_idle_in(),
  * put_idle_in()) did not make it.  Out of line, so that the short try,
- * inline in shmpool_generic_get_slow_() and shmpool_generic_put_slow_()
- * and whole in get_idle_one() and put_idle_one(), needs no registers
+ * whole in get_idle_one(), get_idle_several(), put_idle_one() and
+ * put_idle_several(), needs no registers
  * saved for after a call (a put whose claimed positions cross the end of
  * the array is finished by put_claimed()).  Counted in st: the cache
  * itself, or the default one for a get or put with none (get_nocache();
@@ -408,6 +414,10 @@ get_direct_rest(struct pool_handle *h, void **objs, unsigned int n,
 		struct shmpool_cache *cache, struct shmpool_cache *st,
 		unsigned int i)
 {
+	/* The short try of shmpool_generic_get_slow_() comes before the
+	 * test of n: above the pool's size, it cannot have got them. */
+	if (caa_unlikely(n > h->obj_count))
+		return -EINVAL;
 	if (rings_get_rest(h, objs, RING_PTRS, h->pub.objbase, n, i, st) <= 0)
 		return get_bypass_with_cache(h, objs, n, cache, st);
 	count_direct(&st->get_direct_bulk, &st->get_direct_objs, n);
@@ -534,27 +544,48 @@ get_idle_one(struct pool_handle *h, void **objs, struct shmpool_cache *cache)
 	return get_idle_in(h, objs, 1, cache);
 }
 
+/* A get of 2 to RING_WIDE_MIN - 1 objects, in a function of its own too
+ * (put_idle_several()). */
+static int __attribute__((noinline))
+get_idle_several(struct pool_handle *h, void **objs, unsigned int n,
+		struct shmpool_cache *cache)
+{
+	if (n - 2 >= RING_WIDE_MIN - 2)
+		__builtin_unreachable();
+	return get_idle_in(h, objs, n, cache);
+}
+
 /*
- * What the inline get did not do: a bad n, a get with no cache (NULL:
- * get_nocache()), and all that a cache needs (get_cached()); here, the get
- * past an idle cache (cache_idle_for()), the whole of a get through a
- * cache of size 0 (the default one of a pool without caches), with
- * nothing else in the function, so that it takes few registers.  A long
- * n (ring_short_n()) leaves here, before the short try: that try's own
- * test of n comes after the loads of its arguments, for which gcc then
- * saves a register on the long way too (tried at a2ff293: 12.99 -> 13.15
- * instructions per object, 5 more per get of 32, bench/instr-cost --cache
- * 0 --get-bulk 32 --keep 128 --random none --constant-n 0; the same at
- * bulk 4).  One object leaves too (get_idle_one()).  NULL goes the
- * longer way so that this one need not test cache again to count.  pool
- * and objs are not NULL (the inline get tested them).
+ * What the inline get did not do.  First and alone, so that it takes few
+ * instructions: a get of a short n (ring_short_n()) through a cache of
+ * size 0, the default one of a pool without caches (cache_idle_for()):
+ * the short try on the ring, in a function of its own for one object and
+ * for several, which saves no register here (get_idle_one(),
+ * get_idle_several()).  n is tested against the pool's size only if that
+ * try fails (get_direct_rest()), as it does when n is above it.  Then a
+ * bad n, a get with no cache (NULL: get_nocache()), all that a cache
+ * needs (get_cached()), and a get past an idle cache of another size.  A
+ * long n leaves before the short try: that try's own test of n comes
+ * after the loads of its arguments, for which gcc then saves a register
+ * on the long way too (tried at a2ff293: 12.99 -> 13.15 instructions per
+ * object, 5 more per get of 32, bench/instr-cost --cache 0 --get-bulk 32
+ * --keep 128 --random none --constant-n 0; the same at bulk 4).  pool and
+ * objs are not NULL (the inline get tested them).
  */
 int
 shmpool_generic_get_slow_(struct shmpool *pool, void **objs, unsigned int n,
 		struct shmpool_cache *cache)
 {
-	struct pool_handle *h = args_handle(pool, n);
+	struct pool_handle *h;
 
+	if (caa_likely(cache != NULL && cache->size == 0 &&
+			n - 1 < RING_WIDE_MIN - 1)) {
+		h = pool_handle(pool);
+		if (n == 1)
+			return get_idle_one(h, objs, cache);
+		return get_idle_several(h, objs, n, cache);
+	}
+	h = args_handle(pool, n);
 	if (caa_unlikely(h == NULL))
 		return -EINVAL;
 	if (cache == NULL)
@@ -565,7 +596,7 @@ shmpool_generic_get_slow_(struct shmpool *pool, void **objs, unsigned int n,
 		return get_idle_one(h, objs, cache);
 	if (caa_unlikely(!ring_short_n(n)))
 		return get_direct(h, objs, n, cache);
-	return get_idle_in(h, objs, n, cache);
+	return get_idle_several(h, objs, n, cache);
 }
 
 /* The same, testing pool and objs too: the entry of the inline get of
@@ -670,13 +701,37 @@ put_idle_one(struct pool_handle *h, void * const *objs,
 	return put_idle_in(h, objs, 1, cache);
 }
 
-/* What the inline put did not do (see shmpool_generic_get_slow_()). */
+/* A put of 2 to RING_WIDE_MIN - 1 objects, in a function of its own too:
+ * the entry then saves no register for it, nor for the put of one.  What
+ * the entry tested of n is said again, so that gcc tests it no more. */
+static int __attribute__((noinline))
+put_idle_several(struct pool_handle *h, void * const *objs, unsigned int n,
+		struct shmpool_cache *cache)
+{
+	if (n - 2 >= RING_WIDE_MIN - 2)
+		__builtin_unreachable();
+	return put_idle_in(h, objs, n, cache);
+}
+
+/* What the inline put did not do (see shmpool_generic_get_slow_()); a
+ * put of several short objects through a cache of size 0 tests n against
+ * the pool's size first, as a claim could take more positions than there
+ * are objects. */
 int
 shmpool_generic_put_slow_(struct shmpool *pool, void * const *objs,
 		unsigned int n, struct shmpool_cache *cache)
 {
-	struct pool_handle *h = args_handle(pool, n);
+	struct pool_handle *h = pool_handle(pool);
 
+	if (caa_likely(cache != NULL && cache->size == 0 &&
+			n - 1 < RING_WIDE_MIN - 1)) {
+		if (n == 1)
+			return put_idle_one(h, objs, cache);
+		if (caa_likely(n <= h->obj_count))
+			return put_idle_several(h, objs, n, cache);
+		return -EINVAL;
+	}
+	h = args_handle(pool, n);
 	if (caa_unlikely(h == NULL))
 		return -EINVAL;
 	if (cache == NULL)
@@ -687,7 +742,7 @@ shmpool_generic_put_slow_(struct shmpool *pool, void * const *objs,
 		return put_idle_one(h, objs, cache);
 	if (caa_unlikely(!ring_short_n(n)))
 		return put_direct(h, objs, n, cache);
-	return put_idle_in(h, objs, n, cache);
+	return put_idle_several(h, objs, n, cache);
 }
 
 /* The same for a put (see shmpool_generic_get_slow()). */

@@ -449,6 +449,80 @@ START_TEST(test_one_object_no_cache)
 }
 END_TEST
 
+/*
+ * A bad n through a cache of size 0 (the default one of a pool without
+ * caches, a claimed one) and through none: 0, and above the pool's size
+ * whether the ring's array could hold that many or not, is -EINVAL,
+ * counts nothing and moves nothing, with the objects in the ring and
+ * with them all out (where a get of a short n tries the ring before it
+ * tests n against the pool's size).  10 objects, a ring of 16 entries.
+ */
+START_TEST(test_bad_n_no_cache)
+{
+	static const unsigned int bad[] = { 0, 11, 16, 17, 31, 32, 40 };
+	const unsigned int nbad = sizeof(bad) / sizeof(bad[0]);
+	struct shmpool_cache *caches[3], *c;
+	struct shmpool *pool;
+	void *objs[40], *out[40];
+	unsigned int i, j, k;
+
+	tu_create("badn", 10, 64, 0, 4);
+	pool = tu_attach("badn", 0);
+	ck_assert_uint_eq(pool_handle(pool)->rings[0].size, 16);
+	caches[0] = shmpool_default_cache(pool);
+	ck_assert_int_eq(shmpool_cache_claim(pool, 0, &caches[1]), 0);
+	caches[2] = NULL;
+	for (k = 0; k < 3; k++) {
+		c = caches[k];
+		/* j 0: the 10 in the ring; 1: the 10 out, in objs (and
+		 * again in objs[10 ..), refused before they are read). */
+		for (j = 0; j < 2; j++) {
+			if (j == 1) {
+				ck_assert_int_eq(shmpool_generic_get(pool,
+					objs, 10, c), 0);
+				for (i = 10; i < 40; i++)
+					objs[i] = objs[i % 10];
+			}
+			for (i = 0; i < nbad; i++) {
+				ck_assert_msg(shmpool_generic_get(pool, out,
+					bad[i], c) == -EINVAL, "cache %u, "
+					"%s: a get of %u is not refused", k,
+					j ? "all out" : "all in", bad[i]);
+				if (j == 1)
+					ck_assert_msg(shmpool_generic_put(pool,
+						objs, bad[i], c) == -EINVAL,
+						"cache %u: a put of %u is not "
+						"refused", k, bad[i]);
+				ck_assert_uint_eq(ring_objs(pool),
+					j ? 0 : 10);
+			}
+			if (j == 1)
+				ck_assert_int_eq(shmpool_generic_put(pool,
+					objs, 10, c), 0);
+		}
+	}
+	ck_assert_uint_eq(uatomic_read(&caches[0]->ring_op), 0);
+	ck_assert_uint_eq(uatomic_read(&caches[1]->ring_op), 0);
+	/* The get and put of 10 through each; NULL's in the default
+	 * cache. */
+	tu_check_stats(pool, shmpool_cache_slot(caches[0]),
+		&(struct shmpool_stats){
+		.put_bulk = 2, .put_objs = 20,
+		.put_common_pool_bulk = 2, .put_common_pool_objs = 20,
+		.get_common_pool_bulk = 2, .get_common_pool_objs = 20,
+		.get_success_bulk = 2, .get_success_objs = 20 }, "default");
+	tu_check_stats(pool, shmpool_cache_slot(caches[1]),
+		&(struct shmpool_stats){
+		.put_bulk = 1, .put_objs = 10,
+		.put_common_pool_bulk = 1, .put_common_pool_objs = 10,
+		.get_common_pool_bulk = 1, .get_common_pool_objs = 10,
+		.get_success_bulk = 1, .get_success_objs = 10 }, "claimed");
+	ck_assert_int_eq(shmpool_cache_release(caches[1]), 0);
+	ck_assert_uint_eq(ring_objs(pool), 10);
+	shmpool_detach(pool);
+}
+END_TEST
+
 START_TEST(test_claimed_cache)
 {
 	struct shmpool *pool;
@@ -1162,6 +1236,7 @@ cache_suite(void)
 	tcase_add_test(tc, test_copy_sizes);
 	tcase_add_test(tc, test_put_across_end);
 	tcase_add_test(tc, test_one_object_no_cache);
+	tcase_add_test(tc, test_bad_n_no_cache);
 	tcase_add_test(tc, test_claimed_cache);
 	tcase_add_test(tc, test_largest_cache);
 	tcase_add_test(tc, test_flush_request);
