@@ -693,7 +693,7 @@ put_idle_in(struct pool_handle *h, void * const *objs, unsigned int n,
 }
 
 /* A put of one object: in a function of its own, where it needs no
- * register saved (a put of several, two). */
+ * register saved (a put of several, one). */
 static int __attribute__((noinline))
 put_idle_one(struct pool_handle *h, void * const *objs,
 		struct shmpool_cache *cache)

@@ -292,7 +292,8 @@ ring_covered(uint32_t ring, const uint64_t *recs, const uint32_t *rings,
 /*
  * Make a hole of every position of v, ring number ring, that a producer
  * claimed, did not write, and no record covers any more (its entry still
- * holds what was put a lap before).  recs are the records of every slot
+ * holds what was put a lap before, or a sequence spoiled by a put of what
+ * is no object of the pool).  recs are the records of every slot
  * (nrecs of them, stride bytes apart) whose owner may be alive, and rings
  * the numbers of the rings they are for (as far apart); the caller has
  * cleared the records of the slots whose owners it knows are dead.  A
@@ -336,10 +337,12 @@ ring_repair(const struct ring_view *v, uint32_t ring, const uint64_t *recs,
 			continue;
 		}
 		seq = ring_ent_seq(e);
-		/* Not written for q: the entry still holds what was put a
-		 * lap before (a reference or a hole). */
-		if (seq != ring_seq(v, q - v->size) &&
-		    seq != ring_seq(v, q - v->size) + 1)
+		/* Not written for q, nor a hole of q: the entry still holds
+		 * what was put a lap before (a reference or a hole), or a
+		 * sequence that no lap has, which a put of what is no object
+		 * of the pool leaves (ring_src_ref()).  Not a later lap: cons
+		 * has not passed q. */
+		if (seq == ring_seq(v, q) || seq == ring_seq(v, q) + 1)
 			continue;
 		/* The records after the entry: a live claim of q wrote its
 		 * record before it, and clears it only after writing q. */

@@ -263,9 +263,11 @@ ring_wide_base(enum ring_kind k, const char *base)
  * in 256 GiB), so the high half is 0 and no mask is taken: one
  * instruction less per entry, or per pair of them.  Anything else, which
  * a put may not be given (it gives no object's reference, mask or not),
- * may spoil the entry's sequence too: its position then reads as a hole,
- * or as unwritten until shmpoold repairs the ring that a consumer waiting
- * on it marked stalled (ring_repair() makes a hole of it).
+ * may set bits of the entry's sequence too (never clear one: it cannot
+ * read as a hole): its position then reads as unwritten until shmpoold
+ * repairs the ring that a consumer waiting on it marked stalled
+ * (ring_repair() makes a hole of a sequence no lap has), or, where the
+ * bits it sets were set already, as that reference.
  */
 static inline uint64_t
 ring_src_ref(const void *src, unsigned int i, enum ring_kind k,

@@ -166,7 +166,8 @@ SHMPOOL_API int shmpool_detach(struct shmpool *pool);
  *   -ENOENT: fewer than n objects are free in the rings and this cache
  *            (objects in other caches are not taken); the pool is
  *            unchanged, objs[] holds nothing meaningful;
- *   -EINVAL: NULL pool or objs, n == 0, or n above the pool's size.
+ *   -EINVAL: NULL pool or objs, n == 0, or n above the pool's size;
+ *            the pool is unchanged, objs[] holds nothing meaningful.
  */
 SHMPOOL_API int shmpool_generic_get(struct shmpool *pool, void **objs, unsigned int n,
 		struct shmpool_cache *cache);

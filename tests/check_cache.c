@@ -455,7 +455,9 @@ END_TEST
  * whether the ring's array could hold that many or not, is -EINVAL,
  * counts nothing and moves nothing, with the objects in the ring and
  * with them all out (where a get of a short n tries the ring before it
- * tests n against the pool's size).  10 objects, a ring of 16 entries.
+ * tests n against the pool's size), and with the ring empty from its
+ * entry 0 (where that try reads within the array).  10 objects, a ring of
+ * 16 entries.
  */
 START_TEST(test_bad_n_no_cache)
 {
@@ -464,7 +466,7 @@ START_TEST(test_bad_n_no_cache)
 	struct shmpool_cache *caches[3], *c;
 	struct shmpool *pool;
 	void *objs[40], *out[40];
-	unsigned int i, j, k;
+	unsigned int i, j, k, turns;
 
 	tu_create("badn", 10, 64, 0, 4);
 	pool = tu_attach("badn", 0);
@@ -519,6 +521,31 @@ START_TEST(test_bad_n_no_cache)
 		.get_success_bulk = 1, .get_success_objs = 10 }, "claimed");
 	ck_assert_int_eq(shmpool_cache_release(caches[1]), 0);
 	ck_assert_uint_eq(ring_objs(pool), 10);
+	/* The ring empty and its consumers' head at entry 0, so that a
+	 * get of up to 16 reads within the array, and fails there. */
+	for (turns = 0; turns < 16; turns++) {
+		ck_assert_int_eq(shmpool_get_bulk(pool, objs, 10), 0);
+		if ((pool_handle(pool)->rings[0].r->cons_head & 15) == 0)
+			break;
+		ck_assert_int_eq(shmpool_put_bulk(pool, objs, 10), 0);
+	}
+	ck_assert_uint_lt(turns, 16);
+	ck_assert_uint_eq(ring_objs(pool), 0);
+	for (i = 1; i < nbad; i++)
+		ck_assert_msg(shmpool_get_bulk(pool, out, bad[i]) == -EINVAL,
+			"empty ring at entry 0: a get of %u is not refused",
+			bad[i]);
+	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 10), 0);
+	tu_check_stats(pool, shmpool_cache_slot(caches[0]),
+		&(struct shmpool_stats){
+		.put_bulk = 3 + turns, .put_objs = 10 * (3 + turns),
+		.put_common_pool_bulk = 3 + turns,
+		.put_common_pool_objs = 10 * (3 + turns),
+		.get_common_pool_bulk = 3 + turns,
+		.get_common_pool_objs = 10 * (3 + turns),
+		.get_success_bulk = 3 + turns,
+		.get_success_objs = 10 * (3 + turns) },
+		"default, at the end");
 	shmpool_detach(pool);
 }
 END_TEST

@@ -911,6 +911,60 @@ START_TEST(test_live_producer_untouched)
 }
 END_TEST
 
+/*
+ * A put of what is no object of the pool (NULL here): written without a
+ * mask, its reference's high bits spoil the entry's sequence, a get
+ * cannot take that position, and ring_repair() makes a hole of it (a
+ * sequence no lap has) once no record covers it; a get then steps over
+ * it.  Fails if the repair took only a lap before's sequences as
+ * unwritten.
+ */
+START_TEST(test_spoiled_entry)
+{
+	struct shared_ring s = ring_new(16);
+	struct ring_repair_stats st;
+	void *in[3] = { wide_obj(0), NULL, wide_obj(2) }, *out[2];
+	uint64_t pos = ((uint64_t)1 << 32) - 1, e;
+
+	ring_set_heads(&s.v, pos);
+	ck_assert_int_eq(put_steps(&s, in, 3), 1);
+	e = s.v.ents[(pos + 1) & s.v.mask];
+	ck_assert_uint_ne(ring_ent_seq(e), ring_seq(&s.v, pos + 1));
+	ck_assert_uint_ne(ring_ent_seq(e), ring_seq(&s.v, pos + 1) + 1);
+	ck_assert_uint_ne(ring_ent_seq(e), ring_seq(&s.v, pos + 1 - 16));
+	ck_assert_uint_ne(ring_ent_seq(e), ring_seq(&s.v, pos + 1 - 16) + 1);
+	ck_assert_int_eq(ring_get_short(&s.v, out, RING_PTRS, wide_objs, 1),
+		1);
+	ck_assert_ptr_eq(out[0], wide_obj(0));
+	/* The spoiled position: not taken, nothing moves. */
+	ck_assert_int_eq(ring_get_short(&s.v, out, RING_PTRS, wide_objs, 2),
+		0);
+	ck_assert_uint_eq(s.v.r->cons_head, pos + 1);
+	/* Under a live record of it, deferred; then a hole. */
+	s.recs[1] = RING_OP(pos + 1, 1);
+	st = repair(&s);
+	ck_assert_uint_eq(st.holes, 0);
+	ck_assert_uint_eq(st.deferred, 1);
+	s.recs[1] = 0;
+	st = repair(&s);
+	ck_assert_uint_eq(st.holes, 1);
+	ck_assert_uint_eq(st.deferred, 0);
+	ck_assert_uint_eq(s.v.r->holes, 1);
+	ck_assert_uint_eq(s.v.ents[(pos + 1) & s.v.mask],
+		ring_ent(ring_seq(&s.v, pos + 1) + 1, 0));
+	/* Again: nothing more to do. */
+	st = repair(&s);
+	ck_assert_uint_eq(st.holes, 0);
+	ck_assert_int_eq(ring_get_slow(&s.v, out, RING_PTRS, wide_objs, 1,
+		RING_BULK), 1);
+	ck_assert_ptr_eq(out[0], wide_obj(2));
+	ck_assert_uint_eq(s.v.r->cons_head, pos + 3);
+	ck_assert_uint_eq(s.v.r->prod_head, pos + 3);
+	ck_assert_uint_eq(s.v.r->holes, 0);
+	ring_free(&s);
+}
+END_TEST
+
 /* A record covers positions of the ring its number names alone. */
 START_TEST(test_record_names_ring)
 {
@@ -1091,6 +1145,7 @@ ring_suite(void)
 	tcase_add_test(tc, test_dead_producer);
 	tcase_add_test(tc, test_live_producer_untouched);
 	tcase_add_test(tc, test_record_names_ring);
+	tcase_add_test(tc, test_spoiled_entry);
 	tcase_add_test(tc, test_dead_consumer);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(mp, 180);
