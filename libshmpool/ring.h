@@ -571,16 +571,24 @@ ring_read_short(const struct ring_view *v, uint64_t pos, unsigned int n,
 	uint64_t bad;
 
 	if (n == 1) {
-		uint64_t x = uatomic_read(e);
-		uint32_t ref = (uint32_t)x;
+		/* Read once, as uatomic_read() does; gcc takes its address
+		 * into the load, where uatomic_read()'s volatile access took
+		 * a lea first. */
+		uint64_t x = __atomic_load_n(e, __ATOMIC_RELAXED);
+		uint64_t ref = (uint32_t)x;
 
 #if SHMPOOL_VCOPY_OK_
-		/* A 32-bit register widened by a move, where gcc would
+		/* The reference widened by one move, where gcc would
 		 * otherwise shift x whole and mask it with a 64-bit
-		 * constant, one more instruction and register. */
+		 * constant, one more instruction and register; hidden
+		 * as 64 bits, so that it is not widened again. */
 		SHMPOOL_OPAQUE_(ref);
 #endif
-		ring_dst_set(dst, 0, k, base, ref);
+		if (k == RING_REFS)
+			*(uint32_t *)dst = (uint32_t)ref;
+		else
+			*(ring_word *)dst = ring_wide_base(k, base) +
+				(ref << SHMPOOL_REF_SHIFT);
 		bad = ring_ent_seq(x) ^ seq;
 	}
 #if RING_PAIRS
