@@ -537,10 +537,15 @@ get_idle_in(struct pool_handle *h, void **objs, unsigned int n,
 
 /* A get of one object: in a function of its own, where it needs no
  * register saved (a copy of several takes one more), and one that is
- * always within the array (ring_short()). */
-static int __attribute__((noinline))
-get_idle_one(struct pool_handle *h, void **objs, struct shmpool_cache *cache)
+ * always within the array (ring_short()).  It takes the caller's n, 1,
+ * so that its arguments are where the caller has them: the jump to it
+ * moves none (and no clone of it drops n). */
+static int __attribute__((noinline, noclone))
+get_idle_one(struct pool_handle *h, void **objs, unsigned int n,
+		struct shmpool_cache *cache)
 {
+	if (n != 1)
+		__builtin_unreachable();
 	return get_idle_in(h, objs, 1, cache);
 }
 
@@ -582,7 +587,7 @@ shmpool_generic_get_slow_(struct shmpool *pool, void **objs, unsigned int n,
 			n - 1 < RING_WIDE_MIN - 1)) {
 		h = pool_handle(pool);
 		if (n == 1)
-			return get_idle_one(h, objs, cache);
+			return get_idle_one(h, objs, n, cache);
 		return get_idle_several(h, objs, n, cache);
 	}
 	h = args_handle(pool, n);
@@ -593,7 +598,7 @@ shmpool_generic_get_slow_(struct shmpool *pool, void **objs, unsigned int n,
 	if (!cache_idle_for(cache, n, cache->size))
 		return get_cached(h, objs, n, cache);
 	if (n == 1)
-		return get_idle_one(h, objs, cache);
+		return get_idle_one(h, objs, n, cache);
 	if (caa_unlikely(!ring_short_n(n)))
 		return get_direct(h, objs, n, cache);
 	return get_idle_several(h, objs, n, cache);
@@ -693,11 +698,14 @@ put_idle_in(struct pool_handle *h, void * const *objs, unsigned int n,
 }
 
 /* A put of one object: in a function of its own, where it needs no
- * register saved (a put of several, one). */
-static int __attribute__((noinline))
-put_idle_one(struct pool_handle *h, void * const *objs,
+ * register saved (a put of several, one); n is 1, as for
+ * get_idle_one(). */
+static int __attribute__((noinline, noclone))
+put_idle_one(struct pool_handle *h, void * const *objs, unsigned int n,
 		struct shmpool_cache *cache)
 {
+	if (n != 1)
+		__builtin_unreachable();
 	return put_idle_in(h, objs, 1, cache);
 }
 
@@ -726,7 +734,7 @@ shmpool_generic_put_slow_(struct shmpool *pool, void * const *objs,
 	if (caa_likely(cache != NULL && cache->size == 0 &&
 			n - 1 < RING_WIDE_MIN - 1)) {
 		if (n == 1)
-			return put_idle_one(h, objs, cache);
+			return put_idle_one(h, objs, n, cache);
 		if (caa_likely(n <= h->obj_count))
 			return put_idle_several(h, objs, n, cache);
 		return -EINVAL;
@@ -739,7 +747,7 @@ shmpool_generic_put_slow_(struct shmpool *pool, void * const *objs,
 	if (!cache_idle_for(cache, n, cache->flushthresh))
 		return put_cached(h, objs, n, cache);
 	if (n == 1)
-		return put_idle_one(h, objs, cache);
+		return put_idle_one(h, objs, n, cache);
 	if (caa_unlikely(!ring_short_n(n)))
 		return put_direct(h, objs, n, cache);
 	return put_idle_several(h, objs, n, cache);
