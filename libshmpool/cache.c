@@ -164,7 +164,7 @@ rings_get(struct pool_handle *h, void *dst, enum ring_kind k, char *base,
 {
 	struct ring_view v = ring_view_at(h, i);
 
-	if (caa_likely(ring_get_try(&v, dst, k, base, n, 0)))
+	if (caa_likely(ring_get_try(&v, dst, k, base, NULL, n, 0)))
 		return (int)n;
 	return rings_get_rest(h, dst, k, base, n, i, rc);
 }
@@ -432,8 +432,8 @@ get_direct_in(struct pool_handle *h, void **objs, unsigned int n,
 	unsigned int i = ring_here(h);
 	struct ring_view v = ring_view_at(h, i);
 
-	if (caa_unlikely(!ring_get_try(&v, objs, RING_PTRS, pool->objbase, n,
-			0)))
+	if (caa_unlikely(!ring_get_try(&v, objs, RING_PTRS, pool->objbase,
+			NULL, n, 0)))
 		return get_direct_rest(h, objs, n, cache, st, i);
 	count_direct(&st->get_direct_bulk, &st->get_direct_objs, n);
 	return 0;
@@ -529,7 +529,7 @@ get_idle_in(struct pool_handle *h, void **objs, unsigned int n,
 	struct ring_view v = ring_view_at(h, ring_here(h));
 
 	if (caa_unlikely(!ring_get_short(&v, objs, RING_PTRS, h->pub.objbase,
-			n)))
+			h->objbase2, n)))
 		return get_direct_rest(h, objs, n, cache, cache, ring_here(h));
 	count_direct(&cache->get_direct_bulk, &cache->get_direct_objs, n);
 	return 0;
@@ -692,7 +692,8 @@ put_idle_in(struct pool_handle *h, void * const *objs, unsigned int n,
 	v = ring_view_of(h, r);
 	if (caa_unlikely(!ring_short(&v, pos, n)))
 		return put_claimed(h, objs, n, cache, i, pos);
-	ring_write_short(&v, pos, n, objs, RING_PTRS, h->pub.objbase);
+	ring_write_short(&v, pos, n, objs, RING_PTRS, h->pub.objbase,
+		h->objbase2);
 	ring_put_done(&cache->ring_op);
 	return 0;
 }

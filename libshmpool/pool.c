@@ -263,6 +263,8 @@ pool_open_prot(int fd, const char *what, const char *name, int prot,
 		h->ring_r[i] = v->r;
 	}
 	h->pub.objbase = (char *)hdr + geom.objs_off;
+	h->objbase2[0] = (uint64_t)(uintptr_t)h->pub.objbase;
+	h->objbase2[1] = h->objbase2[0];
 	memcpy(h->name, geom.name, sizeof(h->name));
 	pthread_mutex_init(&h->lock, NULL);
 	CDS_INIT_LIST_HEAD(&h->node);

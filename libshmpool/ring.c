@@ -55,7 +55,7 @@ ring_fill_v4(uint64_t *restrict e, uint32_t seq,
 #undef RING_FILL4
 	/* The last m % 4 as a short write makes them. */
 #if RING_PAIRS
-	ring_fill_pairs(e, seq, src, base, m & 3);
+	ring_fill_pairs(e, seq, src, base, NULL, m & 3);
 #else
 	ring_fill(e, seq, src, RING_PTRS, (const char *)(uintptr_t)base,
 		m & 3);

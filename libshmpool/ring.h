@@ -384,11 +384,26 @@ ring_wide_ok(enum ring_kind k, unsigned int m)
 #define RING_V2_SEQ(seq)						\
 	((shmpool_v2_){ (uint64_t)(seq) << 32, (uint64_t)(seq) << 32 })
 
+/* A 16-byte aligned pair of 64-bit words, loaded whole. */
+typedef uint64_t ring_v2a __attribute__((vector_size(16)));
+
+/* base twice: from b2, 16-byte aligned, where the caller keeps it so
+ * (pool_handle.objbase2: one load, where building it from base took a
+ * load, a move and a shuffle), else built. */
+static inline __attribute__((always_inline)) shmpool_v2_
+ring_v2_base(uint64_t base, const uint64_t *b2)
+{
+	if (b2 != NULL)
+		return (shmpool_v2_)*(const ring_v2a *)b2;
+	return (shmpool_v2_){ base, base };
+}
+
 static inline __attribute__((always_inline)) void
 ring_fill_pairs(uint64_t *restrict e, uint32_t seq,
-		const uint64_t *restrict src, uint64_t base, unsigned int m)
+		const uint64_t *restrict src, uint64_t base,
+		const uint64_t *b2, unsigned int m)
 {
-	const shmpool_v2_ b = { base, base }, sq = RING_V2_SEQ(seq);
+	const shmpool_v2_ b = ring_v2_base(base, b2), sq = RING_V2_SEQ(seq);
 	unsigned int i;
 
 #define RING_FILL2(i)							\
@@ -405,10 +420,11 @@ ring_fill_pairs(uint64_t *restrict e, uint32_t seq,
 
 static inline __attribute__((always_inline)) uint64_t
 ring_copy_out_pairs(const uint64_t *restrict e, uint32_t seq,
-		uint64_t *restrict dst, uint64_t base, unsigned int m)
+		uint64_t *restrict dst, uint64_t base, const uint64_t *b2,
+		unsigned int m)
 {
 	typedef uint32_t v4u32 __attribute__((vector_size(16)));
-	const shmpool_v2_ b = { base, base }, sq = RING_V2_SEQ(seq);
+	const shmpool_v2_ b = ring_v2_base(base, b2), sq = RING_V2_SEQ(seq);
 	shmpool_v2_ bad = { 0, 0 }, x;
 	v4u32 hi;
 	unsigned int i;
@@ -454,7 +470,7 @@ ring_fill_any(uint64_t *e, uint32_t seq, const void *src, enum ring_kind k,
 #if RING_PAIRS
 	else if (ring_pairs_ok(k, m))
 		ring_fill_pairs(e, seq, (const uint64_t *)src,
-			ring_wide_base(k, base), m);
+			ring_wide_base(k, base), NULL, m);
 #endif
 	else
 		ring_fill(e, seq, src, k, base, m);
@@ -497,7 +513,7 @@ ring_copy_out_any(const uint64_t *e, uint32_t seq, void *dst,
 #if RING_PAIRS
 	if (ring_pairs_ok(k, m))
 		return ring_copy_out_pairs(e, seq, (uint64_t *)dst,
-			ring_wide_base(k, base), m);
+			ring_wide_base(k, base), NULL, m);
 #endif
 	return ring_copy_out(e, seq, dst, k, base, m);
 }
@@ -541,10 +557,12 @@ ring_short_any(const struct ring_view *v, uint64_t pos, unsigned int n)
 	return ring_short_n(n) && n - 1 <= v->mask - ((uint32_t)pos & v->mask);
 }
 
-/* Write the n short entries from position pos (see ring_short()). */
+/* Write the n short entries from position pos (see ring_short()); b2 as
+ * for ring_get_try(). */
 static inline __attribute__((always_inline)) void
 ring_write_short(const struct ring_view *v, uint64_t pos, unsigned int n,
-		const void *src, enum ring_kind k, const char *base)
+		const void *src, enum ring_kind k, const char *base,
+		const uint64_t *b2)
 {
 	uint64_t *e = &v->ents[(uint32_t)pos & v->mask];
 	uint32_t seq = ring_seq(v, pos);
@@ -555,16 +573,17 @@ ring_write_short(const struct ring_view *v, uint64_t pos, unsigned int n,
 #if RING_PAIRS
 	else if (k != RING_REFS)
 		ring_fill_pairs(e, seq, (const uint64_t *)src,
-			ring_wide_base(k, base), n);
+			ring_wide_base(k, base), b2, n);
 #endif
 	else
 		ring_fill(e, seq, src, k, base, n);
 }
 
-/* Copy the n short entries from position pos out (see ring_copy_out()). */
+/* Copy the n short entries from position pos out (see ring_copy_out());
+ * b2 as for ring_get_try(). */
 static inline __attribute__((always_inline)) int
 ring_read_short(const struct ring_view *v, uint64_t pos, unsigned int n,
-		void *dst, enum ring_kind k, char *base)
+		void *dst, enum ring_kind k, char *base, const uint64_t *b2)
 {
 	const uint64_t *e = &v->ents[(uint32_t)pos & v->mask];
 	uint32_t seq = ring_seq(v, pos);
@@ -594,7 +613,7 @@ ring_read_short(const struct ring_view *v, uint64_t pos, unsigned int n,
 #if RING_PAIRS
 	else if (k != RING_REFS)
 		bad = ring_copy_out_pairs(e, seq, (uint64_t *)dst,
-			ring_wide_base(k, base), n);
+			ring_wide_base(k, base), b2, n);
 #endif
 	else
 		bad = ring_copy_out(e, seq, dst, k, base, n);
@@ -610,7 +629,7 @@ ring_write(const struct ring_view *v, uint64_t pos, unsigned int n,
 	uint32_t idx = (uint32_t)pos & v->mask, m;
 
 	if (ring_short_any(v, pos, n)) {
-		ring_write_short(v, pos, n, src, k, base);
+		ring_write_short(v, pos, n, src, k, base, NULL);
 		return;
 	}
 	/* The objects' contents before the references. */
@@ -631,7 +650,7 @@ ring_read(const struct ring_view *v, uint64_t pos, unsigned int n, void *dst,
 	uint64_t bad;
 
 	if (ring_short_any(v, pos, n))
-		return ring_read_short(v, pos, n, dst, k, base);
+		return ring_read_short(v, pos, n, dst, k, base, NULL);
 	/* More than the ring holds (a refill asking more than there are
 	 * objects): the copy would run past the array. */
 	if (caa_unlikely(n > v->size))
@@ -727,18 +746,20 @@ ring_put_try(const struct ring_view *v, const void *src, enum ring_kind k,
  * The first try of a get of n (see ring_get()): the copy and one claim,
  * or, with short_only, a short copy alone.  n, or 0 when it did not take
  * them: not all written, another consumer claimed first, or (short_only)
- * not short.  dst may have been written either way.
+ * not short.  dst may have been written either way.  b2, where not NULL,
+ * is base twice, for the short copy (ring_v2_base()).
  */
 static inline __attribute__((always_inline)) int
 ring_get_try(const struct ring_view *v, void *dst, enum ring_kind k,
-		char *base, unsigned int n, const int short_only)
+		char *base, const uint64_t *b2, unsigned int n,
+		const int short_only)
 {
 	/* Read once: the stores to dst could otherwise alias it. */
 	struct ring *r = v->r;
 	uint64_t pos = uatomic_read(&r->cons_head);
 
 	if (short_only ? !ring_short(v, pos, n) ||
-			!ring_read_short(v, pos, n, dst, k, base) :
+			!ring_read_short(v, pos, n, dst, k, base, b2) :
 			!ring_read(v, pos, n, dst, k, base))
 		return 0;
 	return ring_claim(&r->cons_head, &pos, n) ? (int)n : 0;
@@ -771,7 +792,7 @@ static inline __attribute__((always_inline)) int
 ring_get(const struct ring_view *v, void *dst, enum ring_kind k, char *base,
 		unsigned int n, enum ring_mode mode)
 {
-	if (caa_likely(ring_get_try(v, dst, k, base, n, 0)))
+	if (caa_likely(ring_get_try(v, dst, k, base, NULL, n, 0)))
 		return n;
 	return ring_get_slow(v, dst, k, base, n, mode);
 }
@@ -781,9 +802,9 @@ ring_get(const struct ring_view *v, void *dst, enum ring_kind k, char *base,
  * to be called. */
 static inline __attribute__((always_inline)) int
 ring_get_short(const struct ring_view *v, void *dst, enum ring_kind k,
-		char *base, unsigned int n)
+		char *base, const uint64_t *b2, unsigned int n)
 {
-	return ring_get_try(v, dst, k, base, n, 1);
+	return ring_get_try(v, dst, k, base, b2, n, 1);
 }
 
 /* References in and out (tests; the library moves pointers and offsets). */

@@ -122,6 +122,8 @@ struct pool_handle {
 	/* rings[i].r, in an array of pointers: ring i's address is one
 	 * load indexed by i, with no multiply for the views' stride. */
 	struct ring *ring_r[SEG_RINGS_MAX];
+	/* pub.objbase twice, for the short copies' 16-byte vectors. */
+	uint64_t objbase2[2] __attribute__((aligned(16)));
 	struct ring_view rings[SEG_RINGS_MAX];
 	struct seg_hdr *hdr;		/* the mapping starts here */
 	size_t map_size;
