@@ -412,9 +412,11 @@ ring_fill_pairs(uint64_t *restrict e, uint32_t seq,
 	for (i = 0; i + 1 < m; i += 2)
 		RING_FILL2(i);
 #undef RING_FILL2
-	/* Odd counts out of line: bulks are mostly even (powers of two). */
+	/* Odd counts out of line: bulks are mostly even (powers of two).
+	 * The base from b, so that an even count holds no scalar copy of
+	 * it (a load and a register, where b2 gave the pair). */
 	if (caa_unlikely(m & 1))
-		e[m - 1] = ring_ent_w(seq, (src[m - 1] - base) >>
+		e[m - 1] = ring_ent_w(seq, (src[m - 1] - b[0]) >>
 			SHMPOOL_REF_SHIFT);
 }
 
