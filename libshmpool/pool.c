@@ -3,9 +3,12 @@
  */
 #include "config.h"
 
+#include <stddef.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,11 @@
 
 #include "proto.h"
 #include "segment-internal.h"
+
+/* calloc() gives memory aligned for max_align_t: enough for the handle's
+ * 16-byte pair objbase2, which the short copies load whole. */
+_Static_assert(_Alignof(struct pool_handle) <= _Alignof(max_align_t),
+	"calloc() may not align a struct pool_handle");
 
 #if SHMPOOL_CPU_HERE
 ptrdiff_t rseq_cpu_off;

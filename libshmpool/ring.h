@@ -385,7 +385,7 @@ ring_wide_ok(enum ring_kind k, unsigned int m)
 	((shmpool_v2_){ (uint64_t)(seq) << 32, (uint64_t)(seq) << 32 })
 
 /* A 16-byte aligned pair of 64-bit words, loaded whole. */
-typedef uint64_t ring_v2a __attribute__((vector_size(16)));
+typedef uint64_t ring_v2a __attribute__((vector_size(16), may_alias));
 
 /* base twice: from b2, 16-byte aligned, where the caller keeps it so
  * (pool_handle.objbase2: one load, where building it from base took a
@@ -575,7 +575,8 @@ ring_write_short(const struct ring_view *v, uint64_t pos, unsigned int n,
 #if RING_PAIRS
 	else if (k != RING_REFS)
 		ring_fill_pairs(e, seq, (const uint64_t *)src,
-			ring_wide_base(k, base), b2, n);
+			ring_wide_base(k, base), k == RING_PTRS ? b2 : NULL,
+			n);
 #endif
 	else
 		ring_fill(e, seq, src, k, base, n);
@@ -615,7 +616,8 @@ ring_read_short(const struct ring_view *v, uint64_t pos, unsigned int n,
 #if RING_PAIRS
 	else if (k != RING_REFS)
 		bad = ring_copy_out_pairs(e, seq, (uint64_t *)dst,
-			ring_wide_base(k, base), b2, n);
+			ring_wide_base(k, base), k == RING_PTRS ? b2 : NULL,
+			n);
 #endif
 	else
 		bad = ring_copy_out(e, seq, dst, k, base, n);
@@ -749,7 +751,8 @@ ring_put_try(const struct ring_view *v, const void *src, enum ring_kind k,
  * or, with short_only, a short copy alone.  n, or 0 when it did not take
  * them: not all written, another consumer claimed first, or (short_only)
  * not short.  dst may have been written either way.  b2, where not NULL,
- * is base twice, for the short copy (ring_v2_base()).
+ * is base twice, for the short copy of pointers (ring_v2_base()); base
+ * and b2 must agree (one object goes by base), and offsets take no b2.
  */
 static inline __attribute__((always_inline)) int
 ring_get_try(const struct ring_view *v, void *dst, enum ring_kind k,

@@ -335,6 +335,12 @@ START_TEST(test_cache_size_zero)
 	c = shmpool_default_cache(pool);
 	ck_assert_uint_eq(c->size, 0);
 	ck_assert_uint_eq(c->flushthresh, 0);
+	/* The base twice, aligned, for the short copies (ring_v2_base()). */
+	ck_assert_uint_eq((uintptr_t)pool_handle(pool)->objbase2 & 15, 0);
+	ck_assert_uint_eq(pool_handle(pool)->objbase2[0],
+		(uintptr_t)pool->objbase);
+	ck_assert_uint_eq(pool_handle(pool)->objbase2[1],
+		(uintptr_t)pool->objbase);
 	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 4), 0);
 	assert_objs(pool, objs, 4, 0);
 	ck_assert_uint_eq(ring_objs(pool), 124);

@@ -485,6 +485,55 @@ START_TEST(test_short_predicates)
 }
 END_TEST
 
+/*
+ * The short copies of pointers take the base from b2 where they are given
+ * one: written with a wrong base and b2 right, the entries read back right
+ * with the right base and no b2, and the other way round; for every size
+ * from 2 (a single entry goes by base), at an even and an odd index.
+ */
+START_TEST(test_short_b2)
+{
+	struct shared_ring s = ring_new(64);
+	static uint64_t b2[2] __attribute__((aligned(16)));
+	char *wrong = wide_objs + (8 << SHMPOOL_REF_SHIFT);
+	void *in[RING_WIDE_MIN], *out[RING_WIDE_MIN];
+	unsigned int n, i, turn;
+	uint64_t pos;
+
+	b2[0] = b2[1] = (uint64_t)(uintptr_t)wide_objs;
+	for (n = 2; n < RING_WIDE_MIN; n++) {
+		for (turn = 0; turn < 2; turn++) {
+			ring_set_heads(&s.v, 1024 + turn);
+			for (i = 0; i < n; i++)
+				in[i] = wide_obj(20 + i);
+			ck_assert(ring_put_claim(s.v.r, s.v.size, n,
+				&s.recs[0], &pos));
+			ck_assert(ring_short(&s.v, pos, n));
+			if (turn == 0)
+				ring_write_short(&s.v, pos, n, in, RING_PTRS,
+					wrong, b2);
+			else
+				ring_write_short(&s.v, pos, n, in, RING_PTRS,
+					wide_objs, NULL);
+			ring_put_done(&s.recs[0]);
+			memset(out, 0, sizeof(out));
+			if (turn == 0)
+				ck_assert_int_eq(ring_get_short(&s.v, out,
+					RING_PTRS, wide_objs, NULL, n), n);
+			else
+				ck_assert_int_eq(ring_get_short(&s.v, out,
+					RING_PTRS, wrong, b2, n), n);
+			for (i = 0; i < n; i++)
+				ck_assert_msg(out[i] == in[i], "n %u, %s: "
+					"object %u is %p, expected %p", n,
+					turn ? "read with b2" :
+					"written with b2", i, out[i], in[i]);
+		}
+	}
+	ring_free(&s);
+}
+END_TEST
+
 START_TEST(test_short_tries)
 {
 	struct shared_ring s = ring_new(64);
@@ -1145,6 +1194,7 @@ ring_suite(void)
 	tcase_add_test(tc, test_bulk_and_burst);
 	tcase_add_test(tc, test_wrap);
 	tcase_add_test(tc, test_short_predicates);
+	tcase_add_test(tc, test_short_b2);
 	tcase_add_test(tc, test_wide_copies);
 	tcase_add_test(tc, test_wide_read_checks);
 	tcase_add_test(tc, test_short_copies);
