@@ -423,7 +423,8 @@ shmpool_attach(const char *name, const struct shmpool_attach_opts *opts,
 int
 shmpool_detach(struct shmpool *pool)
 {
-	struct pool_handle *h, *it;
+	struct pool_handle *h = NULL;
+	struct cds_list_head *pos;
 	uint32_t i, full = 0;
 	int found = 0;
 
@@ -431,12 +432,14 @@ shmpool_detach(struct shmpool *pool)
 	if (pool == NULL)
 		return seterr(-EINVAL, "NULL pool");
 	/* Only an attachment of this process's list: one detached already
-	 * is not there (its memory is not read). */
-	h = pool_handle(pool);
+	 * is not there (its memory is not read).  A handle is made from a
+	 * node of the list only, never from pool (which may be anything)
+	 * nor from the list's head, which no handle holds. */
 	pthread_mutex_lock(&handles_lock);
-	cds_list_for_each_entry(it, &handles, node) {
-		if (it == h) {
-			cds_list_del(&h->node);
+	cds_list_for_each(pos, &handles) {
+		h = cds_list_entry(pos, struct pool_handle, node);
+		if (&h->pub == pool) {
+			cds_list_del(pos);
 			found = 1;
 			break;
 		}
@@ -462,15 +465,20 @@ struct pool_handle *
 pool_find_cache(const struct shmpool_cache *cache)
 {
 	struct pool_handle *h, *found = NULL;
+	struct cds_list_head *pos;
 
 	if (cache == NULL)
 		return NULL;
 	pthread_mutex_lock(&handles_lock);
-	cds_list_for_each_entry(h, &handles, node) {
+	/* A handle made from a node of the list only (see
+	 * shmpool_detach()). */
+	cds_list_for_each(pos, &handles) {
 		const char *p = (const char *)slot_of(cache);
-		const char *first = (const char *)h->slots;
+		const char *first;
 		size_t off;
 
+		h = cds_list_entry(pos, struct pool_handle, node);
+		first = (const char *)h->slots;
 		if (p < first ||
 		    p >= first + (size_t)h->nb_slots * sizeof(struct seg_slot))
 			continue;
