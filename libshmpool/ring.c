@@ -358,6 +358,9 @@ ring_repair(const struct ring_view *v, uint32_t ring, const uint64_t *recs,
 			continue;
 		}
 		st->holes++;
+		if (seq != ring_seq(v, q - v->size) &&
+		    seq != ring_seq(v, q - v->size) + 1)
+			st->spoiled++;
 	}
 	return 0;
 }

@@ -830,6 +830,9 @@ ring_dequeue(const struct ring_view *v, uint32_t *refs, unsigned int n,
 /* ring.c: shmpoold's repair of what dead producers left claimed. */
 struct ring_repair_stats {
 	uint64_t holes;			/* positions of dead producers holed */
+	uint64_t spoiled;		/* of them, ones whose sequence no
+					   lap has (a put of what is no
+					   object of the pool) */
 	uint64_t deferred;		/* positions a live record covers */
 };
 int ring_repair(const struct ring_view *v, uint32_t ring,

@@ -184,7 +184,7 @@ static int
 pool_repair(struct pool *p)
 {
 	struct ring_repair_stats rst;
-	uint64_t holes = 0;
+	uint64_t holes = 0, spoiled = 0;
 	uint32_t i;
 	int ret = 0;
 
@@ -202,7 +202,8 @@ pool_repair(struct pool *p)
 			ret = -EBADMSG;
 			continue;
 		}
-		holes += rst.holes;
+		holes += rst.holes - rst.spoiled;
+		spoiled += rst.spoiled;
 	}
 	if (ret < 0)
 		return ret;
@@ -212,6 +213,10 @@ pool_repair(struct pool *p)
 			"of a put to the ring; %" PRIu64 " positions it had "
 			"claimed are skipped (their objects are lost with it)",
 			p->name, holes);
+	if (spoiled != 0)
+		log_msg(LOG_WARNING, "pool '%s': %" PRIu64 " positions of the "
+			"ring held what is no object of the pool (a put of a "
+			"bad pointer); they are skipped", p->name, spoiled);
 	return 0;
 }
 

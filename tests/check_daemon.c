@@ -3307,6 +3307,85 @@ START_TEST(test_unreadable_proc_keeps_slot)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* 14. A put of what is no object of the pool (NULL: undefined,
+ * libshmpool(3)) leaves a position no get can read; the get that reaches
+ * it marks the ring stalled, the next scan makes a hole of it and says
+ * so, and the get steps over it to the object put after. */
+
+START_TEST(test_bad_put_repaired)
+{
+	const struct ring_view *ring;
+	struct shmpool *pool;
+	struct daemon d;
+	struct pipes pb;
+	void *objs[4], *obj;
+	double t0, dt;
+	int status, ret;
+	pid_t b;
+
+	d_init(&d, "badput");
+	d_start(&d);
+	ck_assert_prefix(ask(&d, "create name=p objects=4 object-size=64 "
+		"cache=0"), "shmpool/1 ok name=p ");
+	pool = attach_cache("p", 0);
+	ring = &pool_handle(pool)->rings[0];
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 4), 0);
+	/* objs[0], NULL, objs[1] at positions 4, 5, 6; objs[0] out again. */
+	ck_assert_int_eq(shmpool_put(pool, objs[0]), 0);
+	ck_assert_int_eq(shmpool_put(pool, NULL), 0);
+	ck_assert_int_eq(shmpool_put(pool, objs[1]), 0);
+	ck_assert_int_eq(shmpool_get(pool, &obj), 0);
+	ck_assert_ptr_eq(obj, objs[0]);
+	ck_assert_uint_eq(uatomic_read(&ring->r->cons_head), 5);
+	ck_assert_uint_eq(uatomic_read(&ring->r->prod_head), 7);
+
+	/* B: a get of 1 reaches position 5 and waits; the scan after the
+	 * ring is marked stalled holes it; B takes objs[1]. */
+	pipes_open(&pb);
+	b = fork_worker(blocked_getter, &pb);
+	close(pb.ready[1]);
+	close(pb.go[0]);
+	(void)await_ready(&pb);
+	ck_assert_int_eq(write(pb.go[1], "g", 1), 1);
+	t0 = now();
+	while (waitpid(b, &status, WNOHANG) == 0) {
+		if (now() - t0 > SR_STALL_SECS) {
+			kill(b, SIGKILL);
+			waitpid(b, &status, 0);
+			ck_abort_msg("the get behind a bad put still waits "
+				"after %.0f s (holes %llu, stalled %u); "
+				"stderr:\n%s", SR_STALL_SECS,
+				(unsigned long long)uatomic_read(
+				&ring->r->holes),
+				uatomic_read(&ring->r->stalled),
+				slurp(d.err));
+		}
+		usleep(100);
+	}
+	dt = now() - t0;
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		"the waiting worker ended with status 0x%x", status);
+	ck_assert_int_eq(read(pb.ready[0], &ret, sizeof(ret)), sizeof(ret));
+	ck_assert_int_eq(ret, 0);
+	printf("get behind a bad put: stalled, repaired, answered in "
+		"%.1f ms\n", dt * 1e3);
+	/* It stepped over the hole to objs[1]: nothing left, no hole. */
+	ck_assert_uint_eq(uatomic_read(&ring->r->cons_head), 7);
+	ck_assert_uint_eq(uatomic_read(&ring->r->holes), 0);
+	ck_assert_uint_eq(shmpool_avail_count(pool), 0);
+	await_stderr(&d, "shmpoold: pool 'p': 1 positions of the ring held "
+		"what is no object of the pool (a put of a bad pointer); they "
+		"are skipped\n", RECLAIM_SECS);
+	ck_assert_int_eq(count_logged(&d, "a process died in the middle"),
+		0);
+	close(pb.ready[0]);
+	close(pb.go[1]);
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+	d_finish(&d);
+}
+END_TEST
+
 static Suite *
 daemon_suite(void)
 {
@@ -3340,6 +3419,7 @@ daemon_suite(void)
 	/* Repairs and limits, each case of its own (CK_RUN_CASE). */
 	tcase_set_timeout(tr, 30);
 	tcase_add_test(tr, test_stalled_repair);
+	tcase_add_test(tr, test_bad_put_repaired);
 	suite_add_tcase(s, tr);
 
 	tcase_set_timeout(tf, 30);

@@ -895,6 +895,7 @@ START_TEST(test_dead_producer)
 	s.recs[1] = 0;
 	st = repair(&s);
 	ck_assert_uint_eq(st.holes, 4);
+	ck_assert_uint_eq(st.spoiled, 0);
 	ck_assert_uint_eq(st.deferred, 0);
 	ck_assert_uint_eq(s.v.r->holes, 4);
 	ck_assert_uint_eq(ring_count(&s.v), 0);
@@ -1010,6 +1011,7 @@ START_TEST(test_spoiled_entry)
 	s.recs[1] = 0;
 	st = repair(&s);
 	ck_assert_uint_eq(st.holes, 1);
+	ck_assert_uint_eq(st.spoiled, 1);
 	ck_assert_uint_eq(st.deferred, 0);
 	ck_assert_uint_eq(s.v.r->holes, 1);
 	ck_assert_uint_eq(s.v.ents[(pos + 1) & s.v.mask],
