@@ -455,6 +455,18 @@ START_TEST(test_one_object_no_cache)
 }
 END_TEST
 
+/* The counts of calls gets and calls puts of objs objects each, all past
+ * the cache (each a call and a ring operation at once). */
+static struct shmpool_stats
+direct_counts(uint64_t calls, uint64_t objs)
+{
+	return (struct shmpool_stats){
+		.put_bulk = calls, .put_objs = objs,
+		.put_common_pool_bulk = calls, .put_common_pool_objs = objs,
+		.get_common_pool_bulk = calls, .get_common_pool_objs = objs,
+		.get_success_bulk = calls, .get_success_objs = objs };
+}
+
 /*
  * A bad n through a cache of size 0 (the default one of a pool without
  * caches, a claimed one) and through none: 0, and above the pool's size
@@ -470,6 +482,7 @@ START_TEST(test_bad_n_no_cache)
 	static const unsigned int bad[] = { 0, 11, 16, 17, 31, 32, 40 };
 	const unsigned int nbad = sizeof(bad) / sizeof(bad[0]);
 	struct shmpool_cache *caches[3], *c;
+	struct shmpool_stats e;
 	struct shmpool *pool;
 	void *objs[40], *out[40];
 	unsigned int i, j, k, turns;
@@ -513,18 +526,10 @@ START_TEST(test_bad_n_no_cache)
 	ck_assert_uint_eq(uatomic_read(&caches[1]->ring_op), 0);
 	/* The get and put of 10 through each; NULL's in the default
 	 * cache. */
-	tu_check_stats(pool, shmpool_cache_slot(caches[0]),
-		&(struct shmpool_stats){
-		.put_bulk = 2, .put_objs = 20,
-		.put_common_pool_bulk = 2, .put_common_pool_objs = 20,
-		.get_common_pool_bulk = 2, .get_common_pool_objs = 20,
-		.get_success_bulk = 2, .get_success_objs = 20 }, "default");
-	tu_check_stats(pool, shmpool_cache_slot(caches[1]),
-		&(struct shmpool_stats){
-		.put_bulk = 1, .put_objs = 10,
-		.put_common_pool_bulk = 1, .put_common_pool_objs = 10,
-		.get_common_pool_bulk = 1, .get_common_pool_objs = 10,
-		.get_success_bulk = 1, .get_success_objs = 10 }, "claimed");
+	e = direct_counts(2, 20);
+	tu_check_stats(pool, shmpool_cache_slot(caches[0]), &e, "default");
+	e = direct_counts(1, 10);
+	tu_check_stats(pool, shmpool_cache_slot(caches[1]), &e, "claimed");
 	ck_assert_int_eq(shmpool_cache_release(caches[1]), 0);
 	ck_assert_uint_eq(ring_objs(pool), 10);
 	/* The ring empty and its consumers' head at entry 0, so that a
@@ -542,15 +547,8 @@ START_TEST(test_bad_n_no_cache)
 			"empty ring at entry 0: a get of %u is not refused",
 			bad[i]);
 	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 10), 0);
-	tu_check_stats(pool, shmpool_cache_slot(caches[0]),
-		&(struct shmpool_stats){
-		.put_bulk = 3 + turns, .put_objs = 10 * (3 + turns),
-		.put_common_pool_bulk = 3 + turns,
-		.put_common_pool_objs = 10 * (3 + turns),
-		.get_common_pool_bulk = 3 + turns,
-		.get_common_pool_objs = 10 * (3 + turns),
-		.get_success_bulk = 3 + turns,
-		.get_success_objs = 10 * (3 + turns) },
+	e = direct_counts(3 + turns, 10 * (3 + turns));
+	tu_check_stats(pool, shmpool_cache_slot(caches[0]), &e,
 		"default, at the end");
 	shmpool_detach(pool);
 }

@@ -89,6 +89,21 @@ repair(struct shared_ring *s)
 	return repair_as(s, 0);
 }
 
+/* Repair s (repair()): exactly holes made, of which spoiled had a
+ * sequence no lap has, and deferred left to a live record; then the
+ * ring's count of holes. */
+static void
+check_repair(struct shared_ring *s, uint64_t holes, uint64_t spoiled,
+		uint64_t deferred, uint64_t ring_holes)
+{
+	struct ring_repair_stats st = repair(s);
+
+	ck_assert_uint_eq(st.holes, holes);
+	ck_assert_uint_eq(st.spoiled, spoiled);
+	ck_assert_uint_eq(st.deferred, deferred);
+	ck_assert_uint_eq(uatomic_read(&s->v.r->holes), ring_holes);
+}
+
 START_TEST(test_bulk_and_burst)
 {
 	struct shared_ring s = ring_new(16);
@@ -887,17 +902,10 @@ START_TEST(test_dead_producer)
 	ck_assert_uint_eq(out[5], 201);
 
 	/* While its record stands, its positions are a live put's. */
-	st = repair(&s);
-	ck_assert_uint_eq(st.holes, 0);
-	ck_assert_uint_eq(st.deferred, 4);
-	ck_assert_uint_eq(s.v.r->holes, 0);
+	check_repair(&s, 0, 0, 4, 0);
 	/* Its owner is known dead: holes. */
 	s.recs[1] = 0;
-	st = repair(&s);
-	ck_assert_uint_eq(st.holes, 4);
-	ck_assert_uint_eq(st.spoiled, 0);
-	ck_assert_uint_eq(st.deferred, 0);
-	ck_assert_uint_eq(s.v.r->holes, 4);
+	check_repair(&s, 4, 0, 0, 4);
 	ck_assert_uint_eq(ring_count(&s.v), 0);
 	st = repair(&s);
 	ck_assert_uint_eq(st.holes, 0);
@@ -985,7 +993,6 @@ END_TEST
 START_TEST(test_spoiled_entry)
 {
 	struct shared_ring s = ring_new(16);
-	struct ring_repair_stats st;
 	void *in[3] = { wide_obj(0), NULL, wide_obj(2) }, *out[2];
 	uint64_t pos = ((uint64_t)1 << 32) - 1, e;
 
@@ -1005,20 +1012,13 @@ START_TEST(test_spoiled_entry)
 	ck_assert_uint_eq(s.v.r->cons_head, pos + 1);
 	/* Under a live record of it, deferred; then a hole. */
 	s.recs[1] = RING_OP(pos + 1, 1);
-	st = repair(&s);
-	ck_assert_uint_eq(st.holes, 0);
-	ck_assert_uint_eq(st.deferred, 1);
+	check_repair(&s, 0, 0, 1, 0);
 	s.recs[1] = 0;
-	st = repair(&s);
-	ck_assert_uint_eq(st.holes, 1);
-	ck_assert_uint_eq(st.spoiled, 1);
-	ck_assert_uint_eq(st.deferred, 0);
-	ck_assert_uint_eq(s.v.r->holes, 1);
+	check_repair(&s, 1, 1, 0, 1);
 	ck_assert_uint_eq(s.v.ents[(pos + 1) & s.v.mask],
 		ring_ent(ring_seq(&s.v, pos + 1) + 1, 0));
 	/* Again: nothing more to do. */
-	st = repair(&s);
-	ck_assert_uint_eq(st.holes, 0);
+	check_repair(&s, 0, 0, 0, 1);
 	ck_assert_int_eq(ring_get_slow(&s.v, out, RING_PTRS, wide_objs, 1,
 		RING_BULK), 1);
 	ck_assert_ptr_eq(out[0], wide_obj(2));
