@@ -26,6 +26,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -1245,6 +1246,235 @@ START_TEST(test_kill_in_put_ring1)
 	ck_assert_int_eq(shmpool_detach(pool), 0);
 	close(pa.ready[0]);
 	close(pa.go[1]);
+	d_finish(&d);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* 2c. kill -9 of a real put, stopped by single steps between its claim
+ * and its writes: the library's own code, not a put made by hand. */
+
+#define SP_OBJS		64	/* in the pool, and entries in its ring */
+#define SP_STEPS_MAX	1000000	/* single steps before giving up */
+
+/* What the worker does before the put that is stopped, and the put. */
+struct stepped_put {
+	const char *what;
+	unsigned int cache;	/* the worker's cache size */
+	unsigned int take;	/* objects it gets first */
+	unsigned int n;		/* objects the stopped put returns */
+	unsigned int claim;	/* positions that put claims on the ring */
+	int partial;		/* killed once some of its positions are
+				   written (else right after its claim) */
+};
+
+static const struct stepped_put stepped_puts[] = {
+	/* Without a cache: one object, a short put, a long one. */
+	{ "a put of 1", 0, 1, 1, 1, 0 },
+	{ "a put of 10", 0, 10, 10, 10, 0 },
+	{ "a put of 10, partly written", 0, 10, 10, 10, 1 },
+	{ "a put of 40, partly written", 0, 40, 40, 40, 1 },
+	/* A cache of 8 holds 8 after the get (a refill of 16, 8 taken);
+	 * the put of 8 would take it to 16, over its threshold of 12, so
+	 * it first flushes those 8 to the ring. */
+	{ "the flush of a put of 8, partly written", 8, 8, 8, 8, 1 },
+};
+
+static const struct stepped_put *sp_case;
+
+/*
+ * Takes sp_case->take objects, sends its slot and their references, asks
+ * to be traced and stops; once let go, puts sp_case->n of them back (the
+ * parent kills it before that put returns).
+ */
+static int
+stepped_put_worker(void *arg)
+{
+	struct pipes *p = arg;
+	struct shmpool_attach_opts o = {
+		.flags = SHMPOOL_ATTACH_CACHE_SIZE,
+		.cache_size = sp_case->cache,
+	};
+	struct shmpool *pool;
+	uint32_t refs[SP_OBJS];
+	void *objs[SP_OBJS];
+	unsigned int i;
+	int slot;
+
+	close(p->ready[0]);
+	close(p->go[1]);
+	if (shmpool_attach("p", &o, &pool) != 0)
+		return 10;
+	if (shmpool_get_bulk(pool, objs, sp_case->take) != 0)
+		return 11;
+	for (i = 0; i < sp_case->take; i++)
+		refs[i] = shmpool_ptr_to_ref_(pool, objs[i]);
+	slot = shmpool_cache_slot(shmpool_default_cache(pool));
+	if (write(p->ready[1], &slot, sizeof(slot)) != sizeof(slot) ||
+	    write(p->ready[1], refs, sizeof(refs)) != sizeof(refs))
+		return 12;
+	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) != 0)
+		return 13;
+	raise(SIGSTOP);
+	shmpool_put_bulk(pool, objs, sp_case->n);
+	return 14;
+}
+
+/* How many of the positions [pos, pos + n) of ring hold an object. */
+static unsigned int
+ring_written(const struct ring_view *ring, uint64_t pos, unsigned int n)
+{
+	unsigned int i, w = 0;
+
+	for (i = 0; i < n; i++)
+		w += ring_ent_seq(uatomic_read(&ring->ents[(pos + i) &
+			ring->mask])) == ring_seq(ring, pos + i);
+	return w;
+}
+
+START_TEST(test_kill_in_real_put)
+{
+	static void *objs[SP_OBJS];
+	static uint8_t seen[SP_OBJS];
+	const struct stepped_put *sp = &stepped_puts[_i];
+	uint32_t refs[SP_OBJS], unit;
+	const struct ring_view *ring;
+	struct pool_handle *h;
+	struct shmpool *pool;
+	struct pipes pp;
+	struct daemon d;
+	char log[256];
+	uint64_t prod0, prod = 0, op;
+	unsigned int steps, written = 0, lost, had, i;
+	int slot, status, n;
+	const char *r;
+	pid_t a;
+	double t0;
+
+	sp_case = sp;
+	memset(seen, 0, sizeof(seen));
+	setenv("SHMPOOL_RINGS", "1", 1);
+	snprintf(log, sizeof(log), "realput%d", _i);
+	d_init(&d, log);
+	d_start(&d);
+	ck_assert_prefix(ask(&d, "create name=p objects=64 object-size=64 "
+		"cache=0"), "shmpool/1 ok name=p ");
+	pool = attach_cache("p", 0);
+	h = pool_handle(pool);
+	ck_assert_uint_eq(h->nb_rings, 1);
+	ring = &h->rings[0];
+	unit = h->elt_size >> SHMPOOL_REF_SHIFT;
+
+	pipes_open(&pp);
+	a = fork_worker(stepped_put_worker, &pp);
+	close(pp.ready[1]);
+	close(pp.go[0]);
+	slot = await_ready(&pp);
+	ck_assert_int_eq(read(pp.ready[0], refs, sizeof(refs)), sizeof(refs));
+	ck_assert_int_eq(waitpid(a, &status, 0), a);
+	ck_assert_msg(!WIFEXITED(status) || WEXITSTATUS(status) != 13,
+		"%s: the worker may not be traced: ptrace(PTRACE_TRACEME) "
+		"failed (this test needs ptrace)", sp->what);
+	ck_assert_msg(WIFSTOPPED(status) && WSTOPSIG(status) == SIGSTOP,
+		"%s: the worker did not stop to be traced (status 0x%x)",
+		sp->what, status);
+	prod0 = uatomic_read(&ring->r->prod_head);
+	ck_assert_uint_eq(uatomic_read(&h->slots[slot].cache.ring_op), 0);
+
+	/* One instruction at a time, until the put's claim has moved the
+	 * ring's head (and, for a partial one, it has written something). */
+	for (steps = 0;; steps++) {
+		ck_assert_msg(steps < SP_STEPS_MAX, "%s: not claimed after "
+			"%u steps", sp->what, steps);
+		ck_assert_int_eq(ptrace(PTRACE_SINGLESTEP, a, NULL, NULL), 0);
+		ck_assert_int_eq(waitpid(a, &status, 0), a);
+		ck_assert_msg(WIFSTOPPED(status) &&
+			WSTOPSIG(status) == SIGTRAP, "%s: the put ended "
+			"(status 0x%x) before it was seen between its claim "
+			"and its writes", sp->what, status);
+		prod = uatomic_read(&ring->r->prod_head);
+		if (prod == prod0)
+			continue;
+		ck_assert_uint_eq(prod - prod0, sp->claim);
+		written = ring_written(ring, prod0, sp->claim);
+		if (!sp->partial || written > 0)
+			break;
+	}
+	op = uatomic_read(&h->slots[slot].cache.ring_op);
+	ck_assert_msg(op == RING_OP(prod0, sp->claim), "%s: the record "
+		"reads %#llx, expected %#llx", sp->what,
+		(unsigned long long)op,
+		(unsigned long long)RING_OP(prod0, sp->claim));
+	if (sp->partial)
+		ck_assert_msg(written > 0 && written < sp->claim, "%s: %u of "
+			"%u written at the first write seen", sp->what,
+			written, sp->claim);
+	else
+		ck_assert_uint_eq(written, 0);
+	printf("%s: killed after %u steps, %u of %u positions written\n",
+		sp->what, steps + 1, written, sp->claim);
+
+	ck_assert_int_eq(kill(a, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(a, &status, 0), a);
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	lost = sp->claim - written;
+	snprintf(log, sizeof(log), "shmpoold: pool 'p': a process died in "
+		"the middle of a put to the ring; %u positions it had claimed "
+		"are skipped (their objects are lost with it)\n", lost);
+	await_stderr(&d, log, RECLAIM_SECS);
+	snprintf(log, sizeof(log), "shmpoold: pool 'p': slot %d of pid %ld "
+		"reclaimed (process exited), 0 cached objects back in the "
+		"ring\n", slot, (long)a);
+	await_stderr(&d, log, RECLAIM_SECS);
+	t0 = now();
+	while ((n = (int)tu_slots_in_use(pool)) != 1) {
+		ck_assert_msg(now() - t0 < RECLAIM_SECS, "%d slots in use "
+			"%.0f s after the kill, expected 1", n, RECLAIM_SECS);
+		usleep(1000);
+	}
+	ck_assert_uint_eq(uatomic_read(&h->slots[slot].cache.ring_op), 0);
+
+	/* Lost: what the worker still held (a flush's put has not pushed
+	 * its n yet) and the positions it never wrote. */
+	ck_assert_uint_eq(uatomic_read(&ring->r->holes), lost);
+	ck_assert_uint_eq(uatomic_read(&ring->r->prod_head), prod);
+	had = SP_OBJS - sp->n - lost;
+	if (sp->cache == 0)
+		had = SP_OBJS - lost;
+	ck_assert_uint_eq(shmpool_avail_count(pool), had);
+	ck_assert_uint_eq(shmpool_in_use_count(pool), SP_OBJS - had);
+	r = ask(&d, "info name=p");
+	ck_assert_kv_u(r, "slots-in-use", 1);
+	ck_assert_kv_u(r, "avail", had);
+	ck_assert_kv_u(r, "in-use", SP_OBJS - had);
+
+	/* Everything else, over the holes, each object once; then nothing. */
+	ck_assert_int_eq(shmpool_generic_get(pool, objs, had, NULL), 0);
+	for (i = 0; i < had; i++) {
+		uint32_t ref = shmpool_ptr_to_ref_(pool, objs[i]);
+
+		ck_assert_msg(ref % unit == 0 && ref / unit < SP_OBJS,
+			"object %u: reference %u is not one of the pool", i,
+			ref);
+		ck_assert_msg(!seen[ref / unit], "object %u (reference %u) "
+			"got twice", i, ref);
+		seen[ref / unit] = 1;
+	}
+	/* Of the worker's own objects, those it wrote (none when they
+	 * were still in its hands, behind a flush). */
+	for (i = 0, n = 0; i < sp->take; i++)
+		n += seen[refs[i] / unit];
+	ck_assert_int_eq(n, sp->cache == 0 ? (int)written : 0);
+	ck_assert_int_eq(shmpool_generic_get(pool, objs + had, 1, NULL),
+		-ENOENT);
+	/* The holes are the last positions: no get has passed them. */
+	ck_assert_uint_eq(uatomic_read(&ring->r->holes), lost);
+	ck_assert_int_eq(shmpool_generic_put(pool, objs, had, NULL), 0);
+	check_all_in_ring(pool, had);
+	ck_assert_uint_eq(uatomic_read(&ring->r->holes), 0);
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+	close(pp.ready[0]);
+	close(pp.go[1]);
 	d_finish(&d);
 }
 END_TEST
@@ -3400,6 +3630,8 @@ daemon_suite(void)
 	tcase_add_test(tc, test_kill_worker);
 	tcase_add_test(tc, test_kill_in_put);
 	tcase_add_test(tc, test_kill_in_put_ring1);
+	tcase_add_loop_test(tc, test_kill_in_real_put, 0,
+		(int)(sizeof(stepped_puts) / sizeof(stepped_puts[0])));
 	tcase_add_test(tc, test_bad_rings_env);
 	tcase_add_test(tc, test_kill_daemon);
 	tcase_add_test(tc, test_bad_requests);
