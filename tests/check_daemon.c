@@ -80,7 +80,7 @@ daemon_bin(void)
 static const char *
 slurp(const char *path)
 {
-	static char buf[65536];
+	static char buf[1 << 20];
 	ssize_t n = 0, r;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
@@ -484,6 +484,19 @@ d_finish(struct daemon *d)
 	tu_rm_tree(d->dir);
 }
 
+/* The last lines of stderr, as many as a failure's message can hold. */
+static const char *
+stderr_tail(const struct daemon *d)
+{
+	const char *e = slurp(d->err), *t;
+	size_t len = strlen(e);
+
+	if (len <= 3000)
+		return e;
+	t = strchr(e + len - 3000, '\n');
+	return t != NULL ? t + 1 : e + len - 3000;
+}
+
 /* Until stderr holds s. */
 static void
 await_stderr(const struct daemon *d, const char *s, double secs)
@@ -492,7 +505,7 @@ await_stderr(const struct daemon *d, const char *s, double secs)
 
 	while (strstr(slurp(d->err), s) == NULL) {
 		ck_assert_msg(now() < deadline, "'%s' not logged within %.0f "
-			"s; stderr:\n%s", s, secs, slurp(d->err));
+			"s; stderr (its end):\n%s", s, secs, stderr_tail(d));
 		usleep(2000);
 	}
 }
@@ -1251,41 +1264,38 @@ START_TEST(test_kill_in_put_ring1)
 END_TEST
 
 /* ------------------------------------------------------------------ */
-/* 2c. kill -9 of a real put, stopped by single steps between its claim
- * and its writes: the library's own code, not a put made by hand. */
+/* 2c. kill -9 of a real put at each of its instructions: the library's
+ * own code, stepped by ptrace, not a put made by hand. */
 
-#define SP_OBJS		64	/* in the pool, and entries in its ring */
-#define SP_STEPS_MAX	1000000	/* single steps before giving up */
+#define SP_OBJS		64	/* in each pool, and entries in its ring */
+#define SP_STEPS_MAX	100000	/* single steps before giving up */
 
-/* What the worker does before the put that is stopped, and the put. */
+/* What the worker does before the put that is stepped, and the put. */
 struct stepped_put {
 	const char *what;
 	unsigned int cache;	/* the worker's cache size */
 	unsigned int take;	/* objects it gets first */
-	unsigned int n;		/* objects the stopped put returns */
+	unsigned int n;		/* objects the stepped put returns */
 	unsigned int claim;	/* positions that put claims on the ring */
-	int partial;		/* killed once some of its positions are
-				   written (else right after its claim) */
 };
 
 static const struct stepped_put stepped_puts[] = {
 	/* Without a cache: one object, a short put, a long one. */
-	{ "a put of 1", 0, 1, 1, 1, 0 },
-	{ "a put of 10", 0, 10, 10, 10, 0 },
-	{ "a put of 10, partly written", 0, 10, 10, 10, 1 },
-	{ "a put of 40, partly written", 0, 40, 40, 40, 1 },
+	{ "a put of 1", 0, 1, 1, 1 },
+	{ "a put of 10", 0, 10, 10, 10 },
+	{ "a put of 40", 0, 40, 40, 40 },
 	/* A cache of 8 holds 8 after the get (a refill of 16, 8 taken);
 	 * the put of 8 would take it to 16, over its threshold of 12, so
-	 * it first flushes those 8 to the ring. */
-	{ "the flush of a put of 8, partly written", 8, 8, 8, 8, 1 },
+	 * it first flushes those 8 to the ring, then keeps its own 8. */
+	{ "a put of 8 that flushes a cache of 8", 8, 8, 8, 8 },
 };
 
 static const struct stepped_put *sp_case;
 
 /*
  * Takes sp_case->take objects, sends its slot and their references, asks
- * to be traced and stops; once let go, puts sp_case->n of them back (the
- * parent kills it before that put returns).
+ * to be traced and stops; once let go, puts sp_case->n of them back and
+ * stops again.
  */
 static int
 stepped_put_worker(void *arg)
@@ -1300,10 +1310,12 @@ stepped_put_worker(void *arg)
 	void *objs[SP_OBJS];
 	unsigned int i;
 	int slot;
+	char name[16];
 
 	close(p->ready[0]);
 	close(p->go[1]);
-	if (shmpool_attach("p", &o, &pool) != 0)
+	if (read(p->go[0], name, sizeof(name)) != sizeof(name) ||
+	    shmpool_attach(name, &o, &pool) != 0)
 		return 10;
 	if (shmpool_get_bulk(pool, objs, sp_case->take) != 0)
 		return 11;
@@ -1316,139 +1328,213 @@ stepped_put_worker(void *arg)
 	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) != 0)
 		return 13;
 	raise(SIGSTOP);
-	shmpool_put_bulk(pool, objs, sp_case->n);
-	return 14;
+	if (shmpool_put_bulk(pool, objs, sp_case->n) != 0)
+		return 14;
+	raise(SIGSTOP);
+	return 0;
 }
 
-/* How many of the positions [pos, pos + n) of ring hold an object. */
-static unsigned int
-ring_written(const struct ring_view *ring, uint64_t pos, unsigned int n)
-{
-	unsigned int i, w = 0;
+/* What a stepped put has done so far, as its slot and the ring say. */
+struct sp_state {
+	uint64_t prod;		/* the ring's producers' head */
+	uint64_t op;		/* the slot's record of its put */
+	uint32_t seq;		/* its cache's change sequence */
+	uint64_t w;		/* its cache's w */
+	unsigned int written;	/* positions from prod0 up to prod that
+				   hold an object */
+	unsigned int len;	/* objects the daemon finds in its cache,
+				   once it finishes a change begun */
+	uint64_t sig;		/* a hash of all the above and of the rest
+				   of the cache's first lines, the change
+				   record, and the ring's entries */
+};
 
-	for (i = 0; i < n; i++)
-		w += ring_ent_seq(uatomic_read(&ring->ents[(pos + i) &
-			ring->mask])) == ring_seq(ring, pos + i);
-	return w;
+/* FNV-1a over the 64-bit words [p, p + n). */
+static uint64_t
+sp_hash(uint64_t h, const uint64_t *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= uatomic_read(&p[i]);
+		h *= UINT64_C(0x100000001b3);
+	}
+	return h;
 }
 
-START_TEST(test_kill_in_real_put)
+static void
+sp_observe(const struct ring_view *ring, const struct shmpool_cache *c,
+		uint64_t prod0, struct sp_state *st)
 {
-	static void *objs[SP_OBJS];
-	static uint8_t seen[SP_OBJS];
-	const struct stepped_put *sp = &stepped_puts[_i];
-	uint32_t refs[SP_OBJS], unit;
-	const struct ring_view *ring;
-	struct pool_handle *h;
+	uint64_t q;
+
+	st->prod = uatomic_read(&ring->r->prod_head);
+	st->op = uatomic_read(&c->ring_op);
+	st->seq = uatomic_read(&c->seq);
+	st->w = uatomic_read(&c->w);
+	st->written = 0;
+	for (q = prod0; q < st->prod; q++)
+		st->written += ring_ent_seq(uatomic_read(&ring->ents[q &
+			ring->mask])) == ring_seq(ring, q);
+	st->len = SHMPOOL_W_LEN_(st->seq & 1 ? c->change.w : st->w);
+	/* The cache's three lines of words (w to the counters, the record
+	 * and change record among them), its first objects, the heads and
+	 * every entry of the ring. */
+	st->sig = sp_hash(UINT64_C(0xcbf29ce484222325), (const uint64_t *)c,
+		offsetof(struct shmpool_cache, objs) / sizeof(uint64_t));
+	st->sig = sp_hash(st->sig, c->objs, 2 * SP_OBJS);
+	st->sig = sp_hash(st->sig, &ring->r->prod_head, 1);
+	st->sig = sp_hash(st->sig, &ring->r->cons_head, 1);
+	st->sig = sp_hash(st->sig, ring->ents, ring->size);
+}
+
+/* One stepped worker, stopped before its put, on a pool of its own. */
+struct sp_run {
+	char name[16];
 	struct shmpool *pool;
+	const struct ring_view *ring;
+	struct shmpool_cache *c;	/* the worker's, in this mapping */
 	struct pipes pp;
-	struct daemon d;
-	char log[256];
-	uint64_t prod0, prod = 0, op;
-	unsigned int steps, written = 0, lost, had, i;
-	int slot, status, n;
-	const char *r;
-	pid_t a;
-	double t0;
+	pid_t pid;
+	int slot;
+	uint32_t refs[SP_OBJS];
+	uint64_t prod0;
+	unsigned int ring0;		/* objects in the ring at the stop */
+};
 
-	sp_case = sp;
-	memset(seen, 0, sizeof(seen));
-	setenv("SHMPOOL_RINGS", "1", 1);
-	snprintf(log, sizeof(log), "realput%d", _i);
-	d_init(&d, log);
-	d_start(&d);
-	ck_assert_prefix(ask(&d, "create name=p objects=64 object-size=64 "
-		"cache=0"), "shmpool/1 ok name=p ");
-	pool = attach_cache("p", 0);
-	h = pool_handle(pool);
-	ck_assert_uint_eq(h->nb_rings, 1);
-	ring = &h->rings[0];
-	unit = h->elt_size >> SHMPOOL_REF_SHIFT;
+static void
+sp_start(struct daemon *d, struct sp_run *run, unsigned int k)
+{
+	char req[64];
+	void *obj;
+	int status;
 
-	pipes_open(&pp);
-	a = fork_worker(stepped_put_worker, &pp);
-	close(pp.ready[1]);
-	close(pp.go[0]);
-	slot = await_ready(&pp);
-	ck_assert_int_eq(read(pp.ready[0], refs, sizeof(refs)), sizeof(refs));
-	ck_assert_int_eq(waitpid(a, &status, 0), a);
+	memset(run->name, 0, sizeof(run->name));
+	snprintf(run->name, sizeof(run->name), "p%u", k);
+	snprintf(req, sizeof(req), "create name=%s objects=%u "
+		"object-size=64 cache=0", run->name, SP_OBJS);
+	ck_assert_prefix(ask(d, req), "shmpool/1 ok name=");
+	run->pool = attach_cache(run->name, 0);
+	ck_assert_uint_eq(pool_handle(run->pool)->nb_rings, 1);
+	run->ring = &pool_handle(run->pool)->rings[0];
+	/* A get and a put here first, so that the worker inherits their
+	 * calls bound: each worker then steps the same instructions. */
+	ck_assert_int_eq(shmpool_get(run->pool, &obj), 0);
+	ck_assert_int_eq(shmpool_put(run->pool, obj), 0);
+	pipes_open(&run->pp);
+	run->pid = fork_worker(stepped_put_worker, &run->pp);
+	close(run->pp.ready[1]);
+	close(run->pp.go[0]);
+	ck_assert_int_eq(write(run->pp.go[1], run->name, sizeof(run->name)),
+		sizeof(run->name));
+	run->slot = await_ready(&run->pp);
+	ck_assert_int_eq(read(run->pp.ready[0], run->refs, sizeof(run->refs)),
+		sizeof(run->refs));
+	ck_assert_int_eq(waitpid(run->pid, &status, 0), run->pid);
 	ck_assert_msg(!WIFEXITED(status) || WEXITSTATUS(status) != 13,
 		"%s: the worker may not be traced: ptrace(PTRACE_TRACEME) "
-		"failed (this test needs ptrace)", sp->what);
+		"failed (this test needs ptrace)", sp_case->what);
 	ck_assert_msg(WIFSTOPPED(status) && WSTOPSIG(status) == SIGSTOP,
 		"%s: the worker did not stop to be traced (status 0x%x)",
-		sp->what, status);
-	prod0 = uatomic_read(&ring->r->prod_head);
-	ck_assert_uint_eq(uatomic_read(&h->slots[slot].cache.ring_op), 0);
+		sp_case->what, status);
+	run->c = &pool_handle(run->pool)->slots[run->slot].cache;
+	run->prod0 = uatomic_read(&run->ring->r->prod_head);
+	run->ring0 = ring_count(run->ring);
+	ck_assert_uint_eq(run->ring0, SP_OBJS - sp_case->take -
+		SHMPOOL_W_LEN_(uatomic_read(&run->c->w)));
+	ck_assert_uint_eq(uatomic_read(&run->c->ring_op), 0);
+}
 
-	/* One instruction at a time, until the put's claim has moved the
-	 * ring's head (and, for a partial one, it has written something). */
-	for (steps = 0;; steps++) {
-		ck_assert_msg(steps < SP_STEPS_MAX, "%s: not claimed after "
-			"%u steps", sp->what, steps);
-		ck_assert_int_eq(ptrace(PTRACE_SINGLESTEP, a, NULL, NULL), 0);
-		ck_assert_int_eq(waitpid(a, &status, 0), a);
-		ck_assert_msg(WIFSTOPPED(status) &&
-			WSTOPSIG(status) == SIGTRAP, "%s: the put ended "
-			"(status 0x%x) before it was seen between its claim "
-			"and its writes", sp->what, status);
-		prod = uatomic_read(&ring->r->prod_head);
-		if (prod == prod0)
-			continue;
-		ck_assert_uint_eq(prod - prod0, sp->claim);
-		written = ring_written(ring, prod0, sp->claim);
-		if (!sp->partial || written > 0)
-			break;
-	}
-	op = uatomic_read(&h->slots[slot].cache.ring_op);
-	ck_assert_msg(op == RING_OP(prod0, sp->claim), "%s: the record "
-		"reads %#llx, expected %#llx", sp->what,
-		(unsigned long long)op,
-		(unsigned long long)RING_OP(prod0, sp->claim));
-	if (sp->partial)
-		ck_assert_msg(written > 0 && written < sp->claim, "%s: %u of "
-			"%u written at the first write seen", sp->what,
-			written, sp->claim);
-	else
-		ck_assert_uint_eq(written, 0);
-	printf("%s: killed after %u steps, %u of %u positions written\n",
-		sp->what, steps + 1, written, sp->claim);
+/* One instruction of the worker; 0 once its put has returned. */
+static int
+sp_step(const struct sp_run *run)
+{
+	int status;
 
-	ck_assert_int_eq(kill(a, SIGKILL), 0);
-	ck_assert_int_eq(waitpid(a, &status, 0), a);
+	ck_assert_int_eq(ptrace(PTRACE_SINGLESTEP, run->pid, NULL, NULL), 0);
+	ck_assert_int_eq(waitpid(run->pid, &status, 0), run->pid);
+	ck_assert_msg(WIFSTOPPED(status), "%s: the worker ended (status "
+		"0x%x) in its put", sp_case->what, status);
+	if (WSTOPSIG(status) == SIGSTOP)
+		return 0;
+	ck_assert_msg(WSTOPSIG(status) == SIGTRAP, "%s: the worker stopped "
+		"by signal %d in its put", sp_case->what, WSTOPSIG(status));
+	return 1;
+}
+
+/*
+ * kill -9 of the worker of run as st says it stands: shmpoold must make
+ * holes of exactly the positions it claimed and did not write, give back
+ * what its cache holds (once the change it was making is finished), and
+ * lose nothing else.  The pool is checked through and destroyed.
+ */
+static void
+sp_kill_and_check(struct daemon *d, struct sp_run *run,
+		const struct sp_state *st, unsigned int steps)
+{
+	static void *objs[SP_OBJS + 1];		/* and one more to ask */
+	static uint8_t seen[SP_OBJS];
+	unsigned int unit, lost, had, mine, i;
+	const struct ring_view *ring = run->ring;
+	struct shmpool *pool = run->pool;
+	char log[256];
+	int status, n;
+	const char *r;
+	double t0;
+
+	memset(seen, 0, sizeof(seen));
+	unit = pool_handle(pool)->elt_size >> SHMPOOL_REF_SHIFT;
+	/* A claim is all of it, or nothing yet; its record is written
+	 * before it and cleared after the writes. */
+	ck_assert_msg(st->prod == run->prod0 ||
+		st->prod == run->prod0 + sp_case->claim, "%s, step %u: the "
+		"head moved by %llu", sp_case->what, steps,
+		(unsigned long long)(st->prod - run->prod0));
+	if (st->prod != run->prod0 && st->written < sp_case->claim)
+		ck_assert_msg(st->op == RING_OP(run->prod0, sp_case->claim),
+			"%s, step %u: %u of %u written and the record reads "
+			"%#llx", sp_case->what, steps, st->written,
+			sp_case->claim, (unsigned long long)st->op);
+	lost = st->prod == run->prod0 ? 0 : sp_case->claim - st->written;
+	had = run->ring0 + st->written + st->len;
+
+	ck_assert_int_eq(kill(run->pid, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(run->pid, &status, 0), run->pid);
 	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	lost = sp->claim - written;
-	snprintf(log, sizeof(log), "shmpoold: pool 'p': a process died in "
+	snprintf(log, sizeof(log), "shmpoold: pool '%s': slot %d of pid %ld "
+		"reclaimed (process exited), %u cached objects back in the "
+		"ring\n", run->name, run->slot, (long)run->pid, st->len);
+	await_stderr(d, log, RECLAIM_SECS);
+	snprintf(log, sizeof(log), "shmpoold: pool '%s': a process died in "
 		"the middle of a put to the ring; %u positions it had claimed "
-		"are skipped (their objects are lost with it)\n", lost);
-	await_stderr(&d, log, RECLAIM_SECS);
-	snprintf(log, sizeof(log), "shmpoold: pool 'p': slot %d of pid %ld "
-		"reclaimed (process exited), 0 cached objects back in the "
-		"ring\n", slot, (long)a);
-	await_stderr(&d, log, RECLAIM_SECS);
+		"are skipped (their objects are lost with it)\n", run->name,
+		lost);
+	ck_assert_msg((strstr(slurp(d->err), log) != NULL) == (lost > 0),
+		"%s, step %u: %u positions lost, and shmpoold's stderr (its "
+		"end):\n%s", sp_case->what, steps, lost, stderr_tail(d));
 	t0 = now();
 	while ((n = (int)tu_slots_in_use(pool)) != 1) {
 		ck_assert_msg(now() - t0 < RECLAIM_SECS, "%d slots in use "
 			"%.0f s after the kill, expected 1", n, RECLAIM_SECS);
 		usleep(1000);
 	}
-	ck_assert_uint_eq(uatomic_read(&h->slots[slot].cache.ring_op), 0);
-
-	/* Lost: what the worker still held (a flush's put has not pushed
-	 * its n yet) and the positions it never wrote. */
+	ck_assert_uint_eq(uatomic_read(&run->c->ring_op), 0);
 	ck_assert_uint_eq(uatomic_read(&ring->r->holes), lost);
-	ck_assert_uint_eq(uatomic_read(&ring->r->prod_head), prod);
-	had = SP_OBJS - sp->n - lost;
-	if (sp->cache == 0)
-		had = SP_OBJS - lost;
-	ck_assert_uint_eq(shmpool_avail_count(pool), had);
+	/* The cached objects went to the ring after the put's positions. */
+	ck_assert_uint_eq(uatomic_read(&ring->r->prod_head),
+		st->prod + st->len);
+	ck_assert_msg(shmpool_avail_count(pool) == had, "%s, step %u: %u "
+		"objects to be had, expected %u (%u in the ring before, %u "
+		"written, %u cached)", sp_case->what, steps,
+		shmpool_avail_count(pool), had, run->ring0, st->written,
+		st->len);
 	ck_assert_uint_eq(shmpool_in_use_count(pool), SP_OBJS - had);
-	r = ask(&d, "info name=p");
-	ck_assert_kv_u(r, "slots-in-use", 1);
+	snprintf(log, sizeof(log), "info name=%s", run->name);
+	r = ask(d, log);
 	ck_assert_kv_u(r, "avail", had);
 	ck_assert_kv_u(r, "in-use", SP_OBJS - had);
 
-	/* Everything else, over the holes, each object once; then nothing. */
+	/* Each of them once, over the holes; then nothing. */
 	ck_assert_int_eq(shmpool_generic_get(pool, objs, had, NULL), 0);
 	for (i = 0; i < had; i++) {
 		uint32_t ref = shmpool_ptr_to_ref_(pool, objs[i]);
@@ -1456,25 +1542,115 @@ START_TEST(test_kill_in_real_put)
 		ck_assert_msg(ref % unit == 0 && ref / unit < SP_OBJS,
 			"object %u: reference %u is not one of the pool", i,
 			ref);
-		ck_assert_msg(!seen[ref / unit], "object %u (reference %u) "
-			"got twice", i, ref);
+		ck_assert_msg(!seen[ref / unit], "%s, step %u: object %u "
+			"(reference %u) got twice", sp_case->what, steps, i,
+			ref);
 		seen[ref / unit] = 1;
 	}
-	/* Of the worker's own objects, those it wrote (none when they
-	 * were still in its hands, behind a flush). */
-	for (i = 0, n = 0; i < sp->take; i++)
-		n += seen[refs[i] / unit];
-	ck_assert_int_eq(n, sp->cache == 0 ? (int)written : 0);
+	/* The worker's own objects come back as far as they reached the
+	 * ring (without a cache) or its cache. */
+	for (i = 0, mine = 0; i < sp_case->take; i++)
+		mine += seen[run->refs[i] / unit];
+	if (sp_case->cache == 0)
+		ck_assert_uint_eq(mine, st->written);
 	ck_assert_int_eq(shmpool_generic_get(pool, objs + had, 1, NULL),
 		-ENOENT);
-	/* The holes are the last positions: no get has passed them. */
-	ck_assert_uint_eq(uatomic_read(&ring->r->holes), lost);
 	ck_assert_int_eq(shmpool_generic_put(pool, objs, had, NULL), 0);
 	check_all_in_ring(pool, had);
 	ck_assert_uint_eq(uatomic_read(&ring->r->holes), 0);
 	ck_assert_int_eq(shmpool_detach(pool), 0);
-	close(pp.ready[0]);
-	close(pp.go[1]);
+	close(run->pp.ready[0]);
+	close(run->pp.go[1]);
+	snprintf(log, sizeof(log), "destroy name=%s", run->name);
+	ck_assert_prefix(ask(d, log), "shmpool/1 ok name=");
+}
+
+/*
+ * A first worker is stepped through the whole put, to find each
+ * instruction after which what a kill leaves behind (its cache, its
+ * records, the ring) has changed; then, for the instruction before the
+ * first change and for each change, a new worker on a new pool is stepped
+ * that far and killed there: every state the put passes through, once.
+ */
+#define SP_CHANGES_MAX	256
+
+START_TEST(test_kill_in_real_put)
+{
+	const struct stepped_put *sp = &stepped_puts[_i];
+	static unsigned int at[SP_CHANGES_MAX + 1];
+	static uint64_t sigs[SP_CHANGES_MAX + 1];
+	struct sp_state st, prev;
+	struct sp_run run;
+	struct daemon d;
+	unsigned int steps, nb = 0, i, k;
+	unsigned int seen_unclaimed_op = 0, seen_partial = 0;
+	unsigned int seen_claimed_none = 0, seen_written_op = 0;
+	char name[32];
+
+	sp_case = sp;
+	setenv("SHMPOOL_RINGS", "1", 1);
+	snprintf(name, sizeof(name), "realput%d", _i);
+	d_init(&d, name);
+	d_start(&d);
+
+	sp_start(&d, &run, 0);
+	sp_observe(run.ring, run.c, run.prod0, &prev);
+	for (steps = 1; sp_step(&run); steps++) {
+		ck_assert_msg(steps < SP_STEPS_MAX, "%s: the put still runs "
+			"after %u steps", sp->what, steps);
+		sp_observe(run.ring, run.c, run.prod0, &st);
+		if (st.sig != prev.sig) {
+			ck_assert_msg(nb < SP_CHANGES_MAX, "%s: more than %u "
+				"changes", sp->what, SP_CHANGES_MAX);
+			/* The first: the step before it too. */
+			if (nb == 0) {
+				at[nb] = steps - 1;
+				sigs[nb++] = prev.sig;
+			}
+			at[nb] = steps;
+			sigs[nb++] = st.sig;
+		}
+		prev = st;
+	}
+	/* The put returned: every position written, its record cleared. */
+	ck_assert_uint_eq(st.prod, run.prod0 + sp->claim);
+	ck_assert_uint_eq(st.written, sp->claim);
+	ck_assert_uint_eq(st.op, 0);
+	ck_assert_uint_gt(nb, 0);
+	sp_kill_and_check(&d, &run, &st, steps);
+
+	for (i = 0; i < nb; i++) {
+		k = at[i];
+		sp_start(&d, &run, i + 1);
+		for (steps = 0; steps < k; steps++)
+			ck_assert_msg(sp_step(&run), "%s: the put returned "
+				"after %u steps, not as the first time",
+				sp->what, steps);
+		sp_observe(run.ring, run.c, run.prod0, &st);
+		/* The same put, the same state after as many steps. */
+		ck_assert_msg(st.sig == sigs[i], "%s: after %u steps the "
+			"worker is not where the first one was", sp->what, k);
+		if (st.prod == run.prod0)
+			seen_unclaimed_op += st.op != 0;
+		else if (st.written == 0)
+			seen_claimed_none++;
+		else if (st.written < sp->claim)
+			seen_partial++;
+		else
+			seen_written_op += st.op != 0;
+		sp_kill_and_check(&d, &run, &st, k);
+	}
+	printf("%s: killed in each of its %u states (over %u steps): "
+		"recorded, not claimed %u; claimed, none written %u; "
+		"partly written %u; written, record not cleared %u\n",
+		sp->what, nb, at[nb - 1] - at[0], seen_unclaimed_op,
+		seen_claimed_none, seen_partial, seen_written_op);
+	/* Every stage of the put was killed in at least once. */
+	ck_assert_uint_gt(seen_unclaimed_op, 0);
+	ck_assert_uint_gt(seen_claimed_none, 0);
+	if (sp->claim > 1)
+		ck_assert_uint_gt(seen_partial, 0);
+	ck_assert_uint_gt(seen_written_op, 0);
 	d_finish(&d);
 }
 END_TEST
