@@ -1264,41 +1264,47 @@ START_TEST(test_kill_in_put_ring1)
 END_TEST
 
 /* ------------------------------------------------------------------ */
-/* 2c. kill -9 of a real put at each of its instructions: the library's
- * own code, stepped by ptrace, not a put made by hand. */
+/* 2c. kill -9 of a real put or get in each state it passes through: the
+ * library's own code, stepped by ptrace, not a put made by hand. */
 
 #define SP_OBJS		64	/* in each pool, and entries in its ring */
 #define SP_STEPS_MAX	100000	/* single steps before giving up */
 
-/* What the worker does before the put that is stepped, and the put. */
-struct stepped_put {
+/* What the worker does before the call that is stepped, and the call. */
+struct stepped_op {
 	const char *what;
+	int get;		/* a get of n, else a put of n */
 	unsigned int cache;	/* the worker's cache size */
 	unsigned int take;	/* objects it gets first */
-	unsigned int n;		/* objects the stepped put returns */
-	unsigned int claim;	/* positions that put claims on the ring */
+	unsigned int n;		/* objects the stepped call moves */
+	unsigned int claim;	/* positions it claims on the ring */
 };
 
-static const struct stepped_put stepped_puts[] = {
+static const struct stepped_op stepped_ops[] = {
 	/* Without a cache: one object, a short put, a long one. */
-	{ "a put of 1", 0, 1, 1, 1 },
-	{ "a put of 10", 0, 10, 10, 10 },
-	{ "a put of 40", 0, 40, 40, 40 },
+	{ "a put of 1", 0, 0, 1, 1, 1 },
+	{ "a put of 10", 0, 0, 10, 10, 10 },
+	{ "a put of 40", 0, 0, 40, 40, 40 },
 	/* A cache of 8 holds 8 after the get (a refill of 16, 8 taken);
 	 * the put of 8 would take it to 16, over its threshold of 12, so
 	 * it first flushes those 8 to the ring, then keeps its own 8. */
-	{ "a put of 8 that flushes a cache of 8", 8, 8, 8, 8 },
+	{ "a put of 8 that flushes a cache of 8", 0, 8, 8, 8, 8 },
+	/* Gets: of 1 and of 10 without a cache; of 8 through an empty
+	 * cache of 8, which refills it with 16. */
+	{ "a get of 1", 1, 0, 0, 1, 1 },
+	{ "a get of 10", 1, 0, 0, 10, 10 },
+	{ "a get of 8 that refills a cache of 8", 1, 8, 0, 8, 16 },
 };
 
-static const struct stepped_put *sp_case;
+static const struct stepped_op *sp_case;
 
 /*
  * Takes sp_case->take objects, sends its slot and their references, asks
- * to be traced and stops; once let go, puts sp_case->n of them back and
- * stops again.
+ * to be traced and stops; once let go, puts sp_case->n of them back (or
+ * gets n more) and stops again.
  */
 static int
-stepped_put_worker(void *arg)
+stepped_worker(void *arg)
 {
 	struct pipes *p = arg;
 	struct shmpool_attach_opts o = {
@@ -1317,7 +1323,8 @@ stepped_put_worker(void *arg)
 	if (read(p->go[0], name, sizeof(name)) != sizeof(name) ||
 	    shmpool_attach(name, &o, &pool) != 0)
 		return 10;
-	if (shmpool_get_bulk(pool, objs, sp_case->take) != 0)
+	if (sp_case->take > 0 &&
+	    shmpool_get_bulk(pool, objs, sp_case->take) != 0)
 		return 11;
 	for (i = 0; i < sp_case->take; i++)
 		refs[i] = shmpool_ptr_to_ref_(pool, objs[i]);
@@ -1328,15 +1335,18 @@ stepped_put_worker(void *arg)
 	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) != 0)
 		return 13;
 	raise(SIGSTOP);
-	if (shmpool_put_bulk(pool, objs, sp_case->n) != 0)
+	if ((sp_case->get ? shmpool_get_bulk(pool, objs + sp_case->take,
+			sp_case->n) : shmpool_put_bulk(pool, objs,
+			sp_case->n)) != 0)
 		return 14;
 	raise(SIGSTOP);
 	return 0;
 }
 
-/* What a stepped put has done so far, as its slot and the ring say. */
+/* What a stepped call has done so far, as its slot and the ring say. */
 struct sp_state {
 	uint64_t prod;		/* the ring's producers' head */
+	uint64_t cons;		/* and its consumers' */
 	uint64_t op;		/* the slot's record of its put */
 	uint32_t seq;		/* its cache's change sequence */
 	uint64_t w;		/* its cache's w */
@@ -1369,6 +1379,7 @@ sp_observe(const struct ring_view *ring, const struct shmpool_cache *c,
 	uint64_t q;
 
 	st->prod = uatomic_read(&ring->r->prod_head);
+	st->cons = uatomic_read(&ring->r->cons_head);
 	st->op = uatomic_read(&c->ring_op);
 	st->seq = uatomic_read(&c->seq);
 	st->w = uatomic_read(&c->w);
@@ -1398,7 +1409,7 @@ struct sp_run {
 	pid_t pid;
 	int slot;
 	uint32_t refs[SP_OBJS];
-	uint64_t prod0;
+	uint64_t prod0, cons0;
 	unsigned int ring0;		/* objects in the ring at the stop */
 };
 
@@ -1422,7 +1433,7 @@ sp_start(struct daemon *d, struct sp_run *run, unsigned int k)
 	ck_assert_int_eq(shmpool_get(run->pool, &obj), 0);
 	ck_assert_int_eq(shmpool_put(run->pool, obj), 0);
 	pipes_open(&run->pp);
-	run->pid = fork_worker(stepped_put_worker, &run->pp);
+	run->pid = fork_worker(stepped_worker, &run->pp);
 	close(run->pp.ready[1]);
 	close(run->pp.go[0]);
 	ck_assert_int_eq(write(run->pp.go[1], run->name, sizeof(run->name)),
@@ -1439,13 +1450,14 @@ sp_start(struct daemon *d, struct sp_run *run, unsigned int k)
 		sp_case->what, status);
 	run->c = &pool_handle(run->pool)->slots[run->slot].cache;
 	run->prod0 = uatomic_read(&run->ring->r->prod_head);
+	run->cons0 = uatomic_read(&run->ring->r->cons_head);
 	run->ring0 = ring_count(run->ring);
 	ck_assert_uint_eq(run->ring0, SP_OBJS - sp_case->take -
 		SHMPOOL_W_LEN_(uatomic_read(&run->c->w)));
 	ck_assert_uint_eq(uatomic_read(&run->c->ring_op), 0);
 }
 
-/* One instruction of the worker; 0 once its put has returned. */
+/* One instruction of the worker; 0 once its call has returned. */
 static int
 sp_step(const struct sp_run *run)
 {
@@ -1454,19 +1466,20 @@ sp_step(const struct sp_run *run)
 	ck_assert_int_eq(ptrace(PTRACE_SINGLESTEP, run->pid, NULL, NULL), 0);
 	ck_assert_int_eq(waitpid(run->pid, &status, 0), run->pid);
 	ck_assert_msg(WIFSTOPPED(status), "%s: the worker ended (status "
-		"0x%x) in its put", sp_case->what, status);
+		"0x%x) in its call", sp_case->what, status);
 	if (WSTOPSIG(status) == SIGSTOP)
 		return 0;
 	ck_assert_msg(WSTOPSIG(status) == SIGTRAP, "%s: the worker stopped "
-		"by signal %d in its put", sp_case->what, WSTOPSIG(status));
+		"by signal %d in its call", sp_case->what, WSTOPSIG(status));
 	return 1;
 }
 
 /*
  * kill -9 of the worker of run as st says it stands: shmpoold must make
- * holes of exactly the positions it claimed and did not write, give back
- * what its cache holds (once the change it was making is finished), and
- * lose nothing else.  The pool is checked through and destroyed.
+ * holes of exactly the positions its put claimed and did not write, give
+ * back what its cache holds (once the change it was making is finished),
+ * and lose nothing else but what it held.  The pool is checked through
+ * and destroyed.
  */
 static void
 sp_kill_and_check(struct daemon *d, struct sp_run *run,
@@ -1484,8 +1497,20 @@ sp_kill_and_check(struct daemon *d, struct sp_run *run,
 
 	memset(seen, 0, sizeof(seen));
 	unit = pool_handle(pool)->elt_size >> SHMPOOL_REF_SHIFT;
-	/* A claim is all of it, or nothing yet; its record is written
-	 * before it and cleared after the writes. */
+	/* A claim is all of it, or nothing yet; a put's record is
+	 * written before it and cleared after the writes.  A get claims
+	 * the consumers' head, whole, and has no record. */
+	if (sp_case->get) {
+		ck_assert_uint_eq(st->prod, run->prod0);
+		ck_assert_uint_eq(st->op, 0);
+		ck_assert_msg(st->cons == run->cons0 ||
+			st->cons == run->cons0 + sp_case->claim, "%s, step "
+			"%u: the consumers' head moved by %llu",
+			sp_case->what, steps,
+			(unsigned long long)(st->cons - run->cons0));
+	} else {
+		ck_assert_uint_eq(st->cons, run->cons0);
+	}
 	ck_assert_msg(st->prod == run->prod0 ||
 		st->prod == run->prod0 + sp_case->claim, "%s, step %u: the "
 		"head moved by %llu", sp_case->what, steps,
@@ -1496,7 +1521,8 @@ sp_kill_and_check(struct daemon *d, struct sp_run *run,
 			"%#llx", sp_case->what, steps, st->written,
 			sp_case->claim, (unsigned long long)st->op);
 	lost = st->prod == run->prod0 ? 0 : sp_case->claim - st->written;
-	had = run->ring0 + st->written + st->len;
+	/* What the ring holds, less the holes, and the cache. */
+	had = (unsigned int)(st->prod - st->cons) - lost + st->len;
 
 	ck_assert_int_eq(kill(run->pid, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(run->pid, &status, 0), run->pid);
@@ -1525,9 +1551,9 @@ sp_kill_and_check(struct daemon *d, struct sp_run *run,
 		st->prod + st->len);
 	ck_assert_msg(shmpool_avail_count(pool) == had, "%s, step %u: %u "
 		"objects to be had, expected %u (%u in the ring before, %u "
-		"written, %u cached)", sp_case->what, steps,
-		shmpool_avail_count(pool), had, run->ring0, st->written,
-		st->len);
+		"in it at the kill, %u holes, %u cached)", sp_case->what,
+		steps, shmpool_avail_count(pool), had, run->ring0,
+		(unsigned int)(st->prod - st->cons), lost, st->len);
 	ck_assert_uint_eq(shmpool_in_use_count(pool), SP_OBJS - had);
 	snprintf(log, sizeof(log), "info name=%s", run->name);
 	r = ask(d, log);
@@ -1566,37 +1592,40 @@ sp_kill_and_check(struct daemon *d, struct sp_run *run,
 }
 
 /*
- * A first worker is stepped through the whole put, to find each
+ * A first worker is stepped through the whole call, to find each
  * instruction after which what a kill leaves behind (its cache, its
  * records, the ring) has changed; then, for the instruction before the
  * first change and for each change, a new worker on a new pool is stepped
- * that far and killed there: every state the put passes through, once.
+ * that far and killed there: every state the call passes through, once.
  */
 #define SP_CHANGES_MAX	256
 
-START_TEST(test_kill_in_real_put)
+START_TEST(test_kill_stepped)
 {
-	const struct stepped_put *sp = &stepped_puts[_i];
+	const struct stepped_op *sp = &stepped_ops[_i];
 	static unsigned int at[SP_CHANGES_MAX + 1];
 	static uint64_t sigs[SP_CHANGES_MAX + 1];
 	struct sp_state st, prev;
 	struct sp_run run;
 	struct daemon d;
 	unsigned int steps, nb = 0, i, k;
+	/* The stages a kill found a put in; a get's, before its claim
+	 * and after. */
 	unsigned int seen_unclaimed_op = 0, seen_partial = 0;
 	unsigned int seen_claimed_none = 0, seen_written_op = 0;
+	unsigned int seen_before = 0, seen_after = 0;
 	char name[32];
 
 	sp_case = sp;
 	setenv("SHMPOOL_RINGS", "1", 1);
-	snprintf(name, sizeof(name), "realput%d", _i);
+	snprintf(name, sizeof(name), "stepped%d", _i);
 	d_init(&d, name);
 	d_start(&d);
 
 	sp_start(&d, &run, 0);
 	sp_observe(run.ring, run.c, run.prod0, &prev);
 	for (steps = 1; sp_step(&run); steps++) {
-		ck_assert_msg(steps < SP_STEPS_MAX, "%s: the put still runs "
+		ck_assert_msg(steps < SP_STEPS_MAX, "%s: the call still runs "
 			"after %u steps", sp->what, steps);
 		sp_observe(run.ring, run.c, run.prod0, &st);
 		if (st.sig != prev.sig) {
@@ -1612,9 +1641,11 @@ START_TEST(test_kill_in_real_put)
 		}
 		prev = st;
 	}
-	/* The put returned: every position written, its record cleared. */
-	ck_assert_uint_eq(st.prod, run.prod0 + sp->claim);
-	ck_assert_uint_eq(st.written, sp->claim);
+	/* The call returned: a put has written every position it claimed
+	 * and cleared its record; a get has claimed its positions. */
+	ck_assert_uint_eq(st.prod, run.prod0 + (sp->get ? 0 : sp->claim));
+	ck_assert_uint_eq(st.cons, run.cons0 + (sp->get ? sp->claim : 0));
+	ck_assert_uint_eq(st.written, sp->get ? 0 : sp->claim);
 	ck_assert_uint_eq(st.op, 0);
 	ck_assert_uint_gt(nb, 0);
 	sp_kill_and_check(&d, &run, &st, steps);
@@ -1623,14 +1654,18 @@ START_TEST(test_kill_in_real_put)
 		k = at[i];
 		sp_start(&d, &run, i + 1);
 		for (steps = 0; steps < k; steps++)
-			ck_assert_msg(sp_step(&run), "%s: the put returned "
+			ck_assert_msg(sp_step(&run), "%s: the call returned "
 				"after %u steps, not as the first time",
 				sp->what, steps);
 		sp_observe(run.ring, run.c, run.prod0, &st);
-		/* The same put, the same state after as many steps. */
+		/* The same call, the same state after as many steps. */
 		ck_assert_msg(st.sig == sigs[i], "%s: after %u steps the "
 			"worker is not where the first one was", sp->what, k);
-		if (st.prod == run.prod0)
+		if (sp->get && st.cons == run.cons0)
+			seen_before++;
+		else if (sp->get)
+			seen_after++;
+		else if (st.prod == run.prod0)
 			seen_unclaimed_op += st.op != 0;
 		else if (st.written == 0)
 			seen_claimed_none++;
@@ -1640,17 +1675,25 @@ START_TEST(test_kill_in_real_put)
 			seen_written_op += st.op != 0;
 		sp_kill_and_check(&d, &run, &st, k);
 	}
-	printf("%s: killed in each of its %u states (over %u steps): "
-		"recorded, not claimed %u; claimed, none written %u; "
-		"partly written %u; written, record not cleared %u\n",
-		sp->what, nb, at[nb - 1] - at[0], seen_unclaimed_op,
-		seen_claimed_none, seen_partial, seen_written_op);
-	/* Every stage of the put was killed in at least once. */
-	ck_assert_uint_gt(seen_unclaimed_op, 0);
-	ck_assert_uint_gt(seen_claimed_none, 0);
-	if (sp->claim > 1)
-		ck_assert_uint_gt(seen_partial, 0);
-	ck_assert_uint_gt(seen_written_op, 0);
+	/* Every stage was killed in at least once. */
+	if (sp->get) {
+		printf("%s: killed in each of its %u states (over %u steps): "
+			"before its claim %u, after %u\n", sp->what, nb,
+			at[nb - 1] - at[0], seen_before, seen_after);
+		ck_assert_uint_gt(seen_before, 0);
+		ck_assert_uint_gt(seen_after, 0);
+	} else {
+		printf("%s: killed in each of its %u states (over %u steps): "
+			"recorded, not claimed %u; claimed, none written %u; "
+			"partly written %u; written, record not cleared %u\n",
+			sp->what, nb, at[nb - 1] - at[0], seen_unclaimed_op,
+			seen_claimed_none, seen_partial, seen_written_op);
+		ck_assert_uint_gt(seen_unclaimed_op, 0);
+		ck_assert_uint_gt(seen_claimed_none, 0);
+		if (sp->claim > 1)
+			ck_assert_uint_gt(seen_partial, 0);
+		ck_assert_uint_gt(seen_written_op, 0);
+	}
 	d_finish(&d);
 }
 END_TEST
@@ -3806,8 +3849,8 @@ daemon_suite(void)
 	tcase_add_test(tc, test_kill_worker);
 	tcase_add_test(tc, test_kill_in_put);
 	tcase_add_test(tc, test_kill_in_put_ring1);
-	tcase_add_loop_test(tc, test_kill_in_real_put, 0,
-		(int)(sizeof(stepped_puts) / sizeof(stepped_puts[0])));
+	tcase_add_loop_test(tc, test_kill_stepped, 0,
+		(int)(sizeof(stepped_ops) / sizeof(stepped_ops[0])));
 	tcase_add_test(tc, test_bad_rings_env);
 	tcase_add_test(tc, test_kill_daemon);
 	tcase_add_test(tc, test_bad_requests);
