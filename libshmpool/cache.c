@@ -199,10 +199,13 @@ cache_change_commit(struct shmpool_cache *cache)
 #endif
 }
 
-/* Change cache's w to w and its objs_adj by adj, and fold its hits'
- * counts into the totals if fold, as one change. */
+/* Write in cache's change record a change of its w to w and of its
+ * objs_adj by adj, with its hits' counts folded into the totals if fold;
+ * cache_change_commit() makes it.  Until then the record is not read:
+ * seq is even. */
 static void
-cache_change(struct shmpool_cache *cache, uint64_t w, uint64_t adj, int fold)
+cache_change_prepare(struct shmpool_cache *cache, uint64_t w, uint64_t adj,
+		int fold)
 {
 	struct shmpool_cache_change_ *to = &cache->change;
 	uint64_t was = cache->w;
@@ -215,6 +218,13 @@ cache_change(struct shmpool_cache *cache, uint64_t w, uint64_t adj, int fold)
 		to->put_objs += SHMPOOL_W_PUT_OBJS_(was);
 		to->get_success_bulk += SHMPOOL_W_GET_CALLS_(was);
 	}
+}
+
+/* The same, made at once. */
+static void
+cache_change(struct shmpool_cache *cache, uint64_t w, uint64_t adj, int fold)
+{
+	cache_change_prepare(cache, w, adj, fold);
 	cache_change_commit(cache);
 }
 
@@ -364,9 +374,17 @@ get_refill(struct pool_handle *h, void **objs, unsigned int n,
 	uint32_t len = shmpool_cache_len_(cache), want = cache->size + n - len;
 	unsigned int i = ring_here(h);
 
+	/* The cache with the new objects, the hits' counts folded with
+	 * them (see struct shmpool_cache), is written down before they
+	 * are taken from the ring and made as soon as they are: a process
+	 * killed in between (the few instructions after the claim, or
+	 * while it gathers from several rings) loses them, libshmpool(3);
+	 * one killed after leaves them to shmpoold. */
+	cache_change_prepare(cache, len + want, want, 1);
 	if (rings_get(h, &cache->objs[len], RING_OFFS, NULL, want, i,
 			cache) <= 0) {
 		want = n - len;
+		cache_change_prepare(cache, len + want, want, 1);
 		if (rings_get(h, &cache->objs[len], RING_OFFS, NULL, want, i,
 				cache) <= 0) {
 			SHMPOOL_STAT_ADD(cache, get_fail_bulk, 1);
@@ -374,12 +392,10 @@ get_refill(struct pool_handle *h, void **objs, unsigned int n,
 			return -ENOENT;
 		}
 	}
+	cache_change_commit(cache);
 	SHMPOOL_STAT_ADD(cache, get_common_pool_bulk, 1);
 	SHMPOOL_STAT_ADD(cache, get_common_pool_objs, want);
-	/* The new objects are the cache's at once (a process killed now
-	 * leaves them to shmpoold, not lost), the hits' counts folded with
-	 * them (see struct shmpool_cache), then a hit takes n. */
-	cache_change(cache, len + want, want, 1);
+	/* Then a hit takes n. */
 	shmpool_cache_take_(pool, objs, n, cache, len + want);
 	return 0;
 }
