@@ -244,28 +244,43 @@ cache_fold(struct shmpool_cache *cache)
 
 /*
  * Empty cache into the ring; not counted as a call (see slot_retire()).
- * The length drops to 0 before the objects go, and the hits' counts are
- * folded with it (see struct shmpool_cache): a process killed in between
- * loses them rather than leaving them in two places.  -ENOSPC when the
- * ring has no room (only a double put fills it): the cache keeps them
- * all.
+ * The length drops to 0, the hits' counts folded with it (see struct
+ * shmpool_cache), once the objects' positions on the ring are claimed and
+ * before they are written: a process killed before that leaves them in
+ * its cache and the positions to be made holes of, one killed after
+ * leaves them in the positions it wrote, as any put (the others are
+ * holes), never in two places.  Only when the first claim, on the ring of
+ * this CPU, does not make it (another producer first, or no room) does
+ * the length drop before the claims, and a process killed in between
+ * loses the objects.  -ENOSPC when no ring has room (only a double put
+ * fills them): the cache keeps them all.
  */
 int
 cache_flush(struct pool_handle *h, struct shmpool_cache *cache)
 {
 	uint32_t len = shmpool_cache_len_(cache);
-	int ret = 0;
+	unsigned int i = ring_here(h);
+	struct ring_view v = ring_view_at(h, i);
+	uint64_t *rec, pos;
 
 	if (len == 0)
 		return 0;
-	cache_change(cache, 0, -(uint64_t)len, 1);
+	rec = cache_ring_op(cache, i);
+	cache_change_prepare(cache, 0, -(uint64_t)len, 1);
+	if (caa_likely(ring_put_claim(v.r, v.size, len, rec, &pos))) {
+		cache_change_commit(cache);
+		ring_write(&v, pos, len, cache->objs, RING_OFFS, NULL);
+		ring_put_done(rec);
+		return 0;
+	}
+	cache_change_commit(cache);
 	cmm_smp_wmb();
-	if (rings_put(h, cache->objs, RING_OFFS, NULL, len, ring_here(h),
+	if (rings_put_rest(h, cache->objs, RING_OFFS, NULL, len, i,
 			cache) <= 0) {
 		cache_change(cache, len, len, 0);
-		ret = -ENOSPC;
+		return -ENOSPC;
 	}
-	return ret;
+	return 0;
 }
 
 /*
@@ -373,6 +388,7 @@ get_refill(struct pool_handle *h, void **objs, unsigned int n,
 	struct shmpool *pool = &h->pub;
 	uint32_t len = shmpool_cache_len_(cache), want = cache->size + n - len;
 	unsigned int i = ring_here(h);
+	struct shmpool_cache_change_ was = cache->change;
 
 	/* The cache with the new objects, the hits' counts folded with
 	 * them (see struct shmpool_cache), is written down before they
@@ -387,6 +403,9 @@ get_refill(struct pool_handle *h, void **objs, unsigned int n,
 		cache_change_prepare(cache, len + want, want, 1);
 		if (rings_get(h, &cache->objs[len], RING_OFFS, NULL, want, i,
 				cache) <= 0) {
+			/* A get that fails leaves the slot as it was, but
+			 * for the count of its failure. */
+			cache->change = was;
 			SHMPOOL_STAT_ADD(cache, get_fail_bulk, 1);
 			SHMPOOL_STAT_ADD(cache, get_fail_objs, n);
 			return -ENOENT;
