@@ -210,6 +210,9 @@ cache_change_prepare(struct shmpool_cache *cache, uint64_t w, uint64_t adj,
 	struct shmpool_cache_change_ *to = &cache->change;
 	uint64_t was = cache->w;
 
+	/* After the even seq of the change before: a reader that saw it
+	 * odd must not see this record. */
+	cmm_smp_wmb();
 	cache_change_read(cache, to);
 	to->w = w;
 	to->objs_adj += adj;
@@ -259,12 +262,14 @@ int
 cache_flush(struct pool_handle *h, struct shmpool_cache *cache)
 {
 	uint32_t len = shmpool_cache_len_(cache);
-	unsigned int i = ring_here(h);
-	struct ring_view v = ring_view_at(h, i);
+	struct ring_view v;
+	unsigned int i;
 	uint64_t *rec, pos;
 
 	if (len == 0)
 		return 0;
+	i = ring_here(h);
+	v = ring_view_at(h, i);
 	rec = cache_ring_op(cache, i);
 	cache_change_prepare(cache, 0, -(uint64_t)len, 1);
 	if (caa_likely(ring_put_claim(v.r, v.size, len, rec, &pos))) {
