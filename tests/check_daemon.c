@@ -562,6 +562,20 @@ check_all_in_ring(struct shmpool *pool, unsigned int count)
 	ck_assert_int_eq(shmpool_put_bulk(pool, objs, count), 0);
 }
 
+/* Until pool has n slots in use, RECLAIM_SECS from t0 at most (a kill). */
+static void
+await_slots_in_use(const struct shmpool *pool, unsigned int n, double t0)
+{
+	unsigned int in_use;
+
+	while ((in_use = tu_slots_in_use(pool)) != n) {
+		ck_assert_msg(now() - t0 < RECLAIM_SECS, "%u slots in use "
+			"%.0f s after the kill, expected %u", in_use,
+			RECLAIM_SECS, n);
+		usleep(1000);
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* 1. Create, three workers through the daemon, their counts add up. */
 
@@ -851,12 +865,7 @@ START_TEST(test_kill_worker)
 	ck_assert_int_eq(kill(full, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(full, &status, 0), full);
 	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	while (tu_slots_in_use(pool) != 2) {
-		ck_assert_msg(now() - t0 < RECLAIM_SECS, "the killed worker's "
-			"slot %d is still claimed after %.0f s (%u in use)",
-			slot_full, RECLAIM_SECS, tu_slots_in_use(pool));
-		usleep(1000);
-	}
+	await_slots_in_use(pool, 2, t0);
 	dt = now() - t0;
 	printf("kill -9 of a worker: slot reclaimed in %.1f ms\n", dt * 1e3);
 	ck_assert_double_lt(dt, RECLAIM_SECS);
@@ -1107,12 +1116,7 @@ START_TEST(test_kill_in_put)
 	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 
 	/* B detached; A's slot comes back. */
-	t0 = now();
-	while ((n = (int)tu_slots_in_use(pool)) != 1) {
-		ck_assert_msg(now() - t0 < RECLAIM_SECS, "%d slots in use "
-			"%.0f s after the kill, expected 1", n, RECLAIM_SECS);
-		usleep(1000);
-	}
+	await_slots_in_use(pool, 1, now());
 	snprintf(log, sizeof(log), "shmpoold: pool 'p': a process died in "
 		"the middle of a put to the ring; %d positions it had claimed "
 		"are skipped (their objects are lost with it)\n", KP_LOST);
@@ -3403,7 +3407,7 @@ START_TEST(test_stalled_repair)
 	char log[256], c;
 	const char *r;
 	pid_t l, dd, b;
-	int slot_l, slot_d, slot_b, status, i, n;
+	int slot_l, slot_d, slot_b, status, i;
 	double t0, dt;
 
 	d_init(&d, "stalledrepair");
@@ -3465,11 +3469,7 @@ START_TEST(test_stalled_repair)
 	ck_assert_int_eq(kill(dd, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(dd, &status, 0), dd);
 	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	while ((n = (int)tu_slots_in_use(pool)) != 2) {
-		ck_assert_msg(now() - t0 < RECLAIM_SECS, "%d slots in use "
-			"%.0f s after the kill, expected 2", n, RECLAIM_SECS);
-		usleep(1000);
-	}
+	await_slots_in_use(pool, 2, t0);
 	snprintf(log, sizeof(log), "shmpoold: pool 'p': slot %d of pid %ld "
 		"reclaimed (process exited), 0 cached objects back in the "
 		"ring\n", slot_d, (long)dd);
