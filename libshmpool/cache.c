@@ -265,6 +265,7 @@ cache_flush(struct pool_handle *h, struct shmpool_cache *cache)
 	struct ring_view v;
 	unsigned int i;
 	uint64_t *rec, pos;
+	int claimed;
 
 	if (len == 0)
 		return 0;
@@ -272,13 +273,13 @@ cache_flush(struct pool_handle *h, struct shmpool_cache *cache)
 	v = ring_view_at(h, i);
 	rec = cache_ring_op(cache, i);
 	cache_change_prepare(cache, 0, -(uint64_t)len, 1);
-	if (caa_likely(ring_put_claim(v.r, v.size, len, rec, &pos))) {
-		cache_change_commit(cache);
+	claimed = ring_put_claim(v.r, v.size, len, rec, &pos);
+	cache_change_commit(cache);
+	if (caa_likely(claimed)) {
 		ring_write(&v, pos, len, cache->objs, RING_OFFS, NULL);
 		ring_put_done(rec);
 		return 0;
 	}
-	cache_change_commit(cache);
 	cmm_smp_wmb();
 	if (rings_put_rest(h, cache->objs, RING_OFFS, NULL, len, i,
 			cache) <= 0) {
@@ -393,7 +394,6 @@ get_refill(struct pool_handle *h, void **objs, unsigned int n,
 	struct shmpool *pool = &h->pub;
 	uint32_t len = shmpool_cache_len_(cache), want = cache->size + n - len;
 	unsigned int i = ring_here(h);
-	struct shmpool_cache_change_ was = cache->change;
 
 	/* The cache with the new objects, the hits' counts folded with
 	 * them (see struct shmpool_cache), is written down before they
@@ -408,9 +408,6 @@ get_refill(struct pool_handle *h, void **objs, unsigned int n,
 		cache_change_prepare(cache, len + want, want, 1);
 		if (rings_get(h, &cache->objs[len], RING_OFFS, NULL, want, i,
 				cache) <= 0) {
-			/* A get that fails leaves the slot as it was, but
-			 * for the count of its failure. */
-			cache->change = was;
 			SHMPOOL_STAT_ADD(cache, get_fail_bulk, 1);
 			SHMPOOL_STAT_ADD(cache, get_fail_objs, n);
 			return -ENOENT;

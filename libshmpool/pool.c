@@ -238,11 +238,17 @@ pool_open_prot(int fd, const char *what, const char *name, int prot,
 			what, geom.name, name);
 		goto unmap;
 	}
-	/* Aligned as the struct asks (objbase2, which the short copies load
-	 * whole), whatever malloc()'s own alignment (16 on x86-64, which is
-	 * enough today). */
-	if (posix_memalign(&mem, _Alignof(struct pool_handle),
-			sizeof(*h)) != 0)
+	/* On a cache line: what a get or put past the cache reads of it
+	 * (pub and objbase2, the ring mask, ring_r[] and ring 0's geometry)
+	 * is then its first two lines; and objbase2, which the short copies
+	 * load whole, is 16-byte aligned as it asks. */
+	_Static_assert(SHMPOOL_CACHE_LINE % _Alignof(struct pool_handle) == 0,
+		"a cache line is aligned enough for struct pool_handle");
+	_Static_assert(offsetof(struct pool_handle, rings) +
+		offsetof(struct ring_view, mask) + sizeof(uint32_t) <=
+		2 * SHMPOOL_CACHE_LINE, "the hot part of struct pool_handle "
+		"in two cache lines");
+	if (posix_memalign(&mem, SHMPOOL_CACHE_LINE, sizeof(*h)) != 0)
 		mem = NULL;
 	h = mem;
 	if (h != NULL) {

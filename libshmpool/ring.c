@@ -291,9 +291,9 @@ ring_covered(uint32_t ring, const uint64_t *recs, const uint32_t *rings,
 
 /*
  * Make a hole of every position of v, ring number ring, that a producer
- * claimed, did not write, and no record covers any more (its entry still
- * holds what was put a lap before, or a sequence spoiled by a put of what
- * is no object of the pool).  recs are the records of every slot
+ * claimed, did not write (its entry still holds what was put a lap
+ * before) or wrote with a sequence no lap has (a put of what is no object
+ * of the pool spoiled it), and that no record covers any more.  recs are the records of every slot
  * (nrecs of them, stride bytes apart) whose owner may be alive, and rings
  * the numbers of the rings they are for (as far apart); the caller has
  * cleared the records of the slots whose owners it knows are dead.  A

@@ -282,13 +282,13 @@ ring_src_ref(const void *src, unsigned int i, enum ring_kind k,
 /* Element i of dst, of kind k, is the object of reference ref. */
 static inline void
 ring_dst_set(void *dst, unsigned int i, enum ring_kind k, char *base,
-		uint32_t ref)
+		uint64_t ref)
 {
 	if (k == RING_REFS)
-		((uint32_t *)dst)[i] = ref;
+		((uint32_t *)dst)[i] = (uint32_t)ref;
 	else
 		((ring_word *)dst)[i] = ring_wide_base(k, base) +
-			((uint64_t)ref << SHMPOOL_REF_SHIFT);
+			(ref << SHMPOOL_REF_SHIFT);
 }
 
 /* dst or src advanced by i elements of kind k. */
@@ -606,11 +606,7 @@ ring_read_short(const struct ring_view *v, uint64_t pos, unsigned int n,
 		 * as 64 bits, so that it is not widened again. */
 		SHMPOOL_OPAQUE_(ref);
 #endif
-		if (k == RING_REFS)
-			*(uint32_t *)dst = (uint32_t)ref;
-		else
-			*(ring_word *)dst = ring_wide_base(k, base) +
-				(ref << SHMPOOL_REF_SHIFT);
+		ring_dst_set(dst, 0, k, base, ref);
 		bad = ring_ent_seq(x) ^ seq;
 	}
 #if RING_PAIRS
@@ -681,7 +677,9 @@ int ring_get_slow(const struct ring_view *v, void *dst, enum ring_kind k,
  * A put in three steps, for a caller that puts them together itself
  * (cache.c's put through an idle cache, which reads the ring's mask and
  * its objects' base only once the positions are claimed, so that
- * nothing of them is held in a register across the compare-and-swap):
+ * nothing of them is held in a register across the compare-and-swap;
+ * cache_flush(), which empties its cache between the claim and the
+ * writes):
  * ring_put_claim() writes the record rec and claims n positions of r, a
  * ring of size entries; ring_write() or ring_write_short() writes them;
  * ring_put_done() clears the record.  ring_put_claim(): 1 with the first

@@ -117,13 +117,17 @@ struct seg_slot {
 /* An attachment: struct shmpool is what the inline path reads. */
 struct pool_handle {
 	struct shmpool pub;
+	/* pub.objbase twice, for the short copies' 16-byte vectors: in the
+	 * line of pub, where it takes no padding. */
+	uint64_t objbase2[2] __attribute__((aligned(16)));
 	uint32_t ring_mask;		/* nb_rings - 1 */
 	uint32_t nb_rings;
 	/* rings[i].r, in an array of pointers: ring i's address is one
 	 * load indexed by i, with no multiply for the views' stride. */
 	struct ring *ring_r[SEG_RINGS_MAX];
-	/* pub.objbase twice, for the short copies' 16-byte vectors. */
-	uint64_t objbase2[2] __attribute__((aligned(16)));
+	/* rings[0].size and .mask end at byte 128: with the above, the two
+	 * lines a get or put past the cache reads (pool.c allocates the
+	 * handle on a line). */
 	struct ring_view rings[SEG_RINGS_MAX];
 	struct seg_hdr *hdr;		/* the mapping starts here */
 	size_t map_size;

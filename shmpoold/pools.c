@@ -173,7 +173,8 @@ pool_intact(struct pool *p)
 
 /*
  * Make holes of the ring positions that dead producers claimed and never
- * wrote (ring_repair()), when a slot is reclaimed.  A position that a live
+ * wrote, and of those a put of what is no object of the pool spoiled
+ * (ring_repair()), when a slot is reclaimed.  A position that a live
  * record still covers is left: the record of a put that lost its claim to
  * the dead one, rewritten at its next try, can cover it for a moment (or
  * for long, if that process is stopped just then).  The gets that wait

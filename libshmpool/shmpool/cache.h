@@ -70,7 +70,8 @@
  * seq that agree and are even; the owner makes seq odd while it changes
  * more than w (a fold, a refill, a flush), having first written in change
  * what they are all to be, so that shmpoold can finish a change its owner
- * was killed in the middle of.
+ * was killed in the middle of.  While seq is even change is not read: it
+ * may hold a change written down and not (yet) made.
  */
 struct shmpool_cache {
 	/* All that a hit reads and writes. */
