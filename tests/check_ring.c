@@ -508,14 +508,14 @@ END_TEST
  */
 START_TEST(test_short_b2)
 {
+#if RING_PAIRS
 	struct shared_ring s = ring_new(64);
-	static uint64_t b2[2] __attribute__((aligned(16)));
+	const uint64_t *b2 = wide_b2(1);
 	char *wrong = wide_objs + (8 << SHMPOOL_REF_SHIFT);
 	void *in[RING_WIDE_MIN], *out[RING_WIDE_MIN];
 	unsigned int n, i, turn;
 	uint64_t pos;
 
-	b2[0] = b2[1] = (uint64_t)(uintptr_t)wide_objs;
 	for (n = 2; n < RING_WIDE_MIN; n++) {
 		for (turn = 0; turn < 2; turn++) {
 			ring_set_heads(&s.v, 1024 + turn);
@@ -546,6 +546,10 @@ START_TEST(test_short_b2)
 		}
 	}
 	ring_free(&s);
+#else
+	printf("SKIP: test_short_b2: this build's short copies take no "
+		"pair of bases (RING_PAIRS 0)\n");
+#endif
 }
 END_TEST
 
