@@ -641,8 +641,8 @@ shmpool_generic_get_slow_(struct shmpool *pool, void **objs, unsigned int n,
 	return get_idle_several(h, objs, n, cache);
 }
 
-/* The same, testing pool and objs too: the entry of the inline get of
- * libtool version 3, which may call it with either NULL. */
+/* The same, testing pool and objs too: the entry of the earlier header's
+ * inline get, which may call it with either NULL. */
 int
 shmpool_generic_get_slow(struct shmpool *pool, void **objs, unsigned int n,
 		struct shmpool_cache *cache)

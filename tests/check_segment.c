@@ -290,8 +290,8 @@ START_TEST(test_get_put_refuse_bad_arguments)
 		shmpool_default_cache(pool)), -EINVAL);
 	/* The inline code's out-of-line entries: those it calls now, with
 	 * pool and objs tested, refuse a bad n; the ones that programs
-	 * built against the header of libtool version 3 call refuse NULLs
-	 * too (check_stats: what they do with good arguments). */
+	 * built against the earlier header call refuse NULLs too
+	 * (check_stats: what they do with good arguments). */
 	ck_assert_int_eq(shmpool_generic_get_slow_(pool, objs, 0,
 		shmpool_default_cache(pool)), -EINVAL);
 	ck_assert_int_eq(shmpool_generic_put_slow_(pool, objs, 0, NULL),

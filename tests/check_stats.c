@@ -506,8 +506,8 @@ START_TEST(test_read_mid_change)
 END_TEST
 
 /*
- * The slow entries that programs built against the header of libtool
- * version 3 call from their inline get and put (the current inline code
+ * The slow entries that programs built against the earlier header call
+ * from their inline get and put (the current inline code
  * calls the ones with a trailing underscore): they move and count as the
  * get and put do, through a NULL cache and through the default one.
  */

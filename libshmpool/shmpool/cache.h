@@ -214,8 +214,8 @@ struct shmpool {
  * bad arguments).  Exported for the inline code only; not for direct use.
  * The inline code tests pool and objs itself and calls the versions with
  * a trailing underscore, which take them as not NULL; the others test
- * them too (programs built against the header of libtool version 3,
- * whose inline code calls those).
+ * them too (programs built against the earlier header, whose inline code
+ * calls those).
  */
 SHMPOOL_API int shmpool_generic_get_slow(struct shmpool *pool,
 		void **objs, unsigned int n, struct shmpool_cache *cache);

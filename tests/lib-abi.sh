@@ -1,0 +1,42 @@
+#!/bin/sh
+# The shared library as a program links it: its soname is libshmpool.so.0
+# (configure.ac: 0:0:0 until the first release), and it exports the
+# functions libshmpool(3) documents, the out-of-line entries that the
+# inline get/put of <shmpool/cache.h> call, and nothing else (the version
+# script, libshmpool/libshmpool.sym).
+set -eu
+b="${top_builddir:-.}"
+s="${top_srcdir:-.}"
+lib="$b/libshmpool/.libs/libshmpool.so"
+[ -e "$lib" ] || { echo "$lib is not built"; exit 1; }
+command -v readelf >/dev/null 2>&1 ||
+	{ echo "readelf is missing (Debian: binutils)"; exit 1; }
+
+soname=$(readelf -d "$lib" | sed -n 's/.*Library soname: \[\(.*\)\]$/\1/p')
+[ "$soname" = libshmpool.so.0 ] ||
+	{ echo "soname is '$soname', not libshmpool.so.0"; exit 1; }
+
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+# Defined global symbols, without their version; the version nodes
+# themselves (SHMPOOL_0, SHMPOOL_0.1) are absolute symbols, left out.
+readelf --dyn-syms -W "$lib" |
+	awk '$5 == "GLOBAL" && $7 != "UND" && $7 != "ABS" { sub(/@.*/, "", $8); print $8 }' |
+	sort -u >"$out/exported"
+# The functions of the man page: each named in a .BI or .B line of its
+# SYNOPSIS as "shmpool_x(", the structures left out.
+sed -n '/^\.SH SYNOPSIS/,/^\.SH /p' "$s/man/libshmpool.3" |
+	grep -o 'shmpool_[a-z_]*(' | tr -d '(' >"$out/expected"
+[ "$(wc -l <"$out/expected")" -ge 20 ] ||
+	{ echo "found only $(wc -l <"$out/expected") functions in libshmpool(3)'s SYNOPSIS"; exit 1; }
+printf '%s\n' shmpool_generic_get_slow shmpool_generic_put_slow \
+	shmpool_generic_get_slow_ shmpool_generic_put_slow_ \
+	shmpool_copy_add_ shmpool_copy_sub_ >>"$out/expected"
+sort -u -o "$out/expected" "$out/expected"
+if ! cmp -s "$out/expected" "$out/exported"; then
+	echo "exported symbols differ from those expected (-expected +exported):"
+	diff "$out/expected" "$out/exported" | grep '^[<>]' |
+		sed 's/^</-/; s/^>/+/'
+	exit 1
+fi
+echo "lib-abi: ok ($(wc -l <"$out/exported") symbols, soname $soname)"
