@@ -968,8 +968,10 @@ do_flush(struct ctl *c, int argc, char **argv)
 		return ret;
 	while (ret == 0 && (ch = next_opt(&va, &ret)) != -1) {
 		if (ch == OPT_SLOT) {
+			/* Any slot number: the daemon knows the pool's
+			 * range (and refuses one out of it, exit 1). */
 			ret = parse_num(c, usage_flush, "slot", optarg, 0,
-				SHMPOOL_SLOTS_MAX - 1, &slot);
+				UINT32_MAX, &slot);
 			has_slot = 1;
 		} else if (ch == 'h') {
 			ret = -1;

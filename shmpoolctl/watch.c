@@ -634,8 +634,11 @@ do_watch(struct ctl *c, int argc, char **argv)
 	}
 	if (ret == 0)
 		ret = take_name(c, usage_watch, va.args, va.nargs, 0, &w.name);
-	if (ret == 0 && c->json && !has_count)
-		ret = usage_error(c, usage_watch, "--json needs --count");
+	/* One document: without --count, of one sample. */
+	if (c->json && !has_count) {
+		w.count = 1;
+		has_count = 1;
+	}
 	verb_args_free(&va);
 	if (ret < 0)
 		return verb_help(c, usage_watch);

@@ -531,7 +531,8 @@ run 1 "$ctl" flush p --slot 63
 echo "g. flush: done"
 
 ###########################################################################
-# h. watch: one table per sample without a terminal; JSON with --count.
+# h. watch: one table per sample without a terminal; JSON, of --count
+# samples or one.
 # The pool is at rest: every rate is 0.
 ###########################################################################
 t0=$(date +%s%N)
@@ -551,6 +552,10 @@ jcheck "watch p --json --count 2" '.interval == 0.2 and (.samples | length) == 2
 	all(.samples[]; .pools == [{"name": "p", "size": 1024, "avail": 1017, "in_use": 7,
 		"caches_in_use": 2, "gets_per_sec": 0, "puts_per_sec": 0, "fails_per_sec": 0,
 		"ring_gets_per_sec": 0, "ring_puts_per_sec": 0}])'
+run 0 "$ctl" --json watch p --interval 0.2
+json_one "watch --json (no --count)"
+jcheck "watch p --json: one sample" '.interval == 0.2 and (.samples | length) == 1 and
+	.samples[0].pools[0].name == "p" and .samples[0].pools[0].in_use == 7'
 run 4 "$ctl" watch nosuch --count 1
 echo "h. watch: done"
 
@@ -682,7 +687,6 @@ dump p --json --prometheus
 watch --interval 0
 watch --interval x
 watch --count x
-watch p --json --interval 0.2
 flush p
 flush p --slot x
 flush --slot 0
@@ -730,6 +734,9 @@ grep -q '^created big ' "$dir/big.out" || fail "create big: $(cat "$dir/big.out"
 run 0 "$ctl" destroy big
 run 1 "$ctl" flush p --slot 63
 run 1 "$ctl" flush p --slot 64
+grep -q "0\.\.63" "$err" || fail "flush p --slot 64: no range in: $(cat "$err")"
+# However far out of the pool's range (no pool has slot 5000).
+run 1 "$ctl" flush p --slot 5000
 # Attached processes keep a pool from being destroyed.
 run 1 "$ctl" destroy p
 exists p
