@@ -824,6 +824,13 @@ mp_run(int nproc)
 	ring_free(&s);
 }
 
+/* One process alone first: the same moves with no one to race. */
+START_TEST(test_one_process)
+{
+	mp_run(1);
+}
+END_TEST
+
 START_TEST(test_two_processes)
 {
 	mp_run(2);
@@ -1218,6 +1225,7 @@ ring_suite(void)
 	tcase_add_test(tc, test_dead_consumer);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(mp, 180);
+	tcase_add_test(mp, test_one_process);
 	tcase_add_test(mp, test_two_processes);
 	tcase_add_test(mp, test_four_processes);
 	tcase_add_test(mp, test_kill_storm);
