@@ -641,17 +641,6 @@ shmpool_generic_get_slow_(struct shmpool *pool, void **objs, unsigned int n,
 	return get_idle_several(h, objs, n, cache);
 }
 
-/* The same, testing pool and objs too: the entry of the earlier header's
- * inline get, which may call it with either NULL. */
-int
-shmpool_generic_get_slow(struct shmpool *pool, void **objs, unsigned int n,
-		struct shmpool_cache *cache)
-{
-	if (caa_unlikely(pool == NULL || objs == NULL))
-		return -EINVAL;
-	return shmpool_generic_get_slow_(pool, objs, n, cache);
-}
-
 /*
  * A put with n <= flushthresh that the inline put did not make: if the n
  * do not fit, flush the cache first (counted as a ring operation; see
@@ -789,16 +778,6 @@ shmpool_generic_put_slow_(struct shmpool *pool, void * const *objs,
 	if (caa_unlikely(!ring_short_n(n)))
 		return put_direct(h, objs, n, cache);
 	return put_idle_several(h, objs, n, cache);
-}
-
-/* The same for a put (see shmpool_generic_get_slow()). */
-int
-shmpool_generic_put_slow(struct shmpool *pool, void * const *objs,
-		unsigned int n, struct shmpool_cache *cache)
-{
-	if (caa_unlikely(pool == NULL || objs == NULL))
-		return -EINVAL;
-	return shmpool_generic_put_slow_(pool, objs, n, cache);
 }
 
 int

@@ -154,8 +154,10 @@ SHMPOOL_API int shmpool_detach(struct shmpool *pool);
 /*
  * Get n objects into objs[0 .. n) (all or none) through cache, or straight
  * from the ring when cache is NULL (then counted in the default cache's
- * slot).  A cache hit copies the cache's top n in order: no call, no
- * syscall, no lock, whatever n is.  A miss refills the cache from the
+ * slot).  A cache hit copies the cache's top n in order: no system call
+ * and no lock, whatever n is, and no call under 32 objects (from 32 on,
+ * on x86-64 with glibc, its copy is a call to the library's vector
+ * copy).  A miss refills the cache from the
  * ring in one bulk (to its size plus n, or just what it lacks when the ring
  * has not that many) and returns the top n; a miss with n above the
  * cache's size goes straight to the ring, and takes all of this cache's
@@ -164,8 +166,10 @@ SHMPOOL_API int shmpool_detach(struct shmpool *pool);
  * Returns:
  *   0 on success;
  *   -ENOENT: fewer than n objects are free in the rings and this cache
- *            (objects in other caches are not taken); the pool is
- *            unchanged, objs[] holds nothing meaningful;
+ *            (objects in other caches are not taken); no object is
+ *            taken (a get that gathered some from several rings puts
+ *            them back on its CPU's ring, so that another get may find
+ *            fewer for that moment), objs[] holds nothing meaningful;
  *   -EINVAL: NULL pool or objs, n == 0, or n above the pool's size;
  *            the pool is unchanged, objs[] holds nothing meaningful.
  */

@@ -212,15 +212,9 @@ struct shmpool {
 /*
  * Out-of-line remainders of the get/put path (refill, flush, no cache,
  * bad arguments).  Exported for the inline code only; not for direct use.
- * The inline code tests pool and objs itself and calls the versions with
- * a trailing underscore, which take them as not NULL; the others test
- * them too (programs built against the earlier header, whose inline code
- * calls those).
+ * The inline code tests pool and objs itself: these take them as not
+ * NULL.
  */
-SHMPOOL_API int shmpool_generic_get_slow(struct shmpool *pool,
-		void **objs, unsigned int n, struct shmpool_cache *cache);
-SHMPOOL_API int shmpool_generic_put_slow(struct shmpool *pool,
-		void * const *objs, unsigned int n, struct shmpool_cache *cache);
 SHMPOOL_API int shmpool_generic_get_slow_(struct shmpool *pool,
 		void **objs, unsigned int n, struct shmpool_cache *cache);
 SHMPOOL_API int shmpool_generic_put_slow_(struct shmpool *pool,
