@@ -200,14 +200,15 @@ cache_change_commit(struct shmpool_cache *cache)
 }
 
 /* Write in cache's change record a change of its w to w and of its
- * objs_adj by adj, with its hits' counts folded into the totals if fold;
- * cache_change_commit() makes it.  Until then the record is not read:
- * seq is even. */
+ * objs_adj by adj, with its hits' counts folded into the totals if fold
+ * (without stats, of its w alone); cache_change_commit() makes it.  Until
+ * then the record is not read: seq is even. */
 static void
 cache_change_prepare(struct shmpool_cache *cache, uint64_t w, uint64_t adj,
 		int fold)
 {
 	struct shmpool_cache_change_ *to = &cache->change;
+#if SHMPOOL_STATS
 	uint64_t was = cache->w;
 
 	/* After the even seq of the change before: a reader that saw it
@@ -221,6 +222,13 @@ cache_change_prepare(struct shmpool_cache *cache, uint64_t w, uint64_t adj,
 		to->put_objs += SHMPOOL_W_PUT_OBJS_(was);
 		to->get_success_bulk += SHMPOOL_W_GET_CALLS_(was);
 	}
+#else
+	/* No counter to move: the change is w alone, made with one store
+	 * (cache_change_commit()). */
+	(void)adj;
+	(void)fold;
+	to->w = w;
+#endif
 }
 
 /* The same, made at once. */
