@@ -846,7 +846,7 @@ dump_prometheus(FILE *f, const struct pool_snap *snaps, size_t n)
 			offsetof(struct pool_snap, in_use) },
 		{ "common_pool_count", "Free objects in the rings.",
 			offsetof(struct pool_snap, common_pool_count) },
-		{ "caches_in_use", "Cache slots claimed.",
+		{ "caches_in_use", "Slots in use.",
 			offsetof(struct pool_snap, caches_in_use) },
 	};
 	char slot[16];
@@ -874,7 +874,8 @@ dump_prometheus(FILE *f, const struct pool_snap *snaps, size_t n)
 				*(const uint32_t *)((const char *)&snaps[p] +
 					gauges[g].off));
 	}
-	prom_family(f, "cache_len", "gauge", "Objects in a slot's cache.");
+	prom_family(f, "cache_len", "gauge",
+		"Objects in the cache of each slot in use.");
 	for (p = 0; p < n; p++) {
 		for (k = 0; k < snaps[p].nb_live; k++) {
 			snprintf(slot, sizeof(slot), "%" PRIu32,

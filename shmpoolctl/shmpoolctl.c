@@ -971,7 +971,7 @@ do_flush(struct ctl *c, int argc, char **argv)
 			/* Any slot number: the daemon knows the pool's
 			 * range (and refuses one out of it, exit 1). */
 			ret = parse_num(c, usage_flush, "slot", optarg, 0,
-				UINT32_MAX, &slot);
+				UINT64_MAX, &slot);
 			has_slot = 1;
 		} else if (ch == 'h') {
 			ret = -1;

@@ -454,6 +454,14 @@ for g in "shmpool_size{pool=\"p\"} 1024" "shmpool_avail{pool=\"p\"} 1017" \
 		"shmpool_cache_len{pool=\"p\",slot=\"$k\"} $w2_len"; do
 	same "dump --prometheus: ${g% *}" "$(prom_value "$dir/prom" "${g% *}")" "${g##* }"
 done
+# Each gauge's help is the line shmpoolctl(8) gives it.
+for g in size avail in_use common_pool_count caches_in_use cache_len; do
+	help=$(awk -v g="$g" 'index($0, ".BI shmpool_" g "{") == 1 { getline; print; exit }' \
+		"${top_srcdir:-.}/man/shmpoolctl.8")
+	[ -n "$help" ] || fail "shmpoolctl(8) has no line for the gauge shmpool_$g"
+	grep -qxF "# HELP shmpool_$g $help" "$dir/prom" ||
+		fail "dump --prometheus: shmpool_$g's help is not '$help': $(grep "^# HELP shmpool_$g " "$dir/prom")"
+done
 echo "a. dump numbers: done"
 
 ###########################################################################
@@ -737,6 +745,7 @@ run 1 "$ctl" flush p --slot 64
 grep -q "0\.\.63" "$err" || fail "flush p --slot 64: no range in: $(cat "$err")"
 # However far out of the pool's range (no pool has slot 5000).
 run 1 "$ctl" flush p --slot 5000
+run 1 "$ctl" flush p --slot 18446744073709551615
 # Attached processes keep a pool from being destroyed.
 run 1 "$ctl" destroy p
 exists p
