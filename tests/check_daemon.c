@@ -1282,6 +1282,8 @@ enum sp_kind {
 	SP_FLUSH,		/* a put of n that first flushes the cache */
 	SP_GET,			/* a get of n straight from the ring */
 	SP_REFILL,		/* a get of n that first refills the cache */
+	SP_HIT_GET,		/* a get of n that the cache holds */
+	SP_HIT_PUT,		/* a put of n that the cache takes */
 };
 
 /* What the worker does before the call that is stepped, and the call. */
@@ -1315,6 +1317,18 @@ static const struct stepped_op stepped_ops[] = {
 	{ "a get of 10 across the ring's end", SP_GET, 0, 59, 0, 10, 10 },
 	{ "a get of 8 that refills a cache of 8", SP_REFILL, 8, 1, 0, 8,
 		16 },
+	/* Hits, the inline copy (8) and the library's (32, on x86-64
+	 * with glibc): the worker's get of 1 refills its cache of 32 with
+	 * 33, leaving 32 in it; its get of 40 goes to the ring past the
+	 * empty cache, so that the put writes entries of the cache that
+	 * held nothing (a put of what a get took from the cache would
+	 * write them again as they were: no state to tell). */
+	{ "a get of 8 from a cache of 32", SP_HIT_GET, 32, 1, 1, 8, 0 },
+	{ "a get of 32 from a cache of 32", SP_HIT_GET, 32, 1, 1, 32, 0 },
+	{ "a put of 8 into an empty cache of 32", SP_HIT_PUT, 32, 1, 40, 8,
+		0 },
+	{ "a put of 32 into an empty cache of 32", SP_HIT_PUT, 32, 1, 40,
+		32, 0 },
 };
 
 static const struct stepped_op *sp_case;
@@ -1337,7 +1351,7 @@ stepped_worker(void *arg)
 	void *objs[SP_OBJS];
 	unsigned int i;
 	int slot, get = sp_case->kind == SP_GET ||
-		sp_case->kind == SP_REFILL;
+		sp_case->kind == SP_REFILL || sp_case->kind == SP_HIT_GET;
 	char name[16];
 
 	close(p->ready[0]);
@@ -1539,6 +1553,14 @@ sp_expect_lost(const struct sp_run *run, const struct sp_state *st,
 			return 0;
 		*window = st->len == run->len0;
 		return *window ? sp->claim : run->len0 + sp->claim - st->len;
+	/* A hit's objects are the caller's once its cache's length says
+	 * so: a get's leave the cache before they are copied out, a put's
+	 * enter it once copied in (the worker's first ones are its own,
+	 * in its hands throughout). */
+	case SP_HIT_GET:
+		return sp->take + (st->len == run->len0 ? 0 : sp->n);
+	case SP_HIT_PUT:
+		return sp->take - (st->len == run->len0 ? 0 : sp->n);
 	}
 	ck_abort_msg("bad kind %d", sp->kind);
 	return 0;
@@ -1562,7 +1584,8 @@ sp_kill_and_check(struct daemon *d, struct sp_run *run,
 	const struct ring_view *ring = run->ring;
 	struct shmpool *pool = run->pool;
 	unsigned int unit, holes, had, lost, mine, i;
-	int get = sp->kind == SP_GET || sp->kind == SP_REFILL;
+	int get = sp->kind == SP_GET || sp->kind == SP_REFILL ||
+		sp->kind == SP_HIT_GET;
 	int status, window;
 	char log[256];
 	const char *r;
@@ -1646,6 +1669,10 @@ sp_kill_and_check(struct daemon *d, struct sp_run *run,
 		ck_assert_uint_eq(mine, st->written);
 	else if (sp->kind == SP_FLUSH)
 		ck_assert_uint_eq(mine, lost == 0 ? sp->n : 0);
+	else if (sp->kind == SP_HIT_PUT)
+		ck_assert_uint_eq(mine, st->len == run->len0 ? 0 : sp->n);
+	else if (sp->kind == SP_HIT_GET)
+		ck_assert_uint_eq(mine, 0);
 	ck_assert_int_eq(shmpool_generic_get(pool, objs + had, 1, NULL),
 		-ENOENT);
 	ck_assert_int_eq(shmpool_generic_put(pool, objs, had, NULL), 0);
@@ -1675,13 +1702,15 @@ START_TEST(test_kill_stepped)
 	struct sp_run run;
 	struct daemon d;
 	unsigned int steps, nb = 0, i, j;
-	int get = sp->kind == SP_GET || sp->kind == SP_REFILL;
+	int hit = sp->kind == SP_HIT_GET || sp->kind == SP_HIT_PUT;
+	int get = sp->kind == SP_GET || sp->kind == SP_REFILL ||
+		sp->kind == SP_HIT_GET;
 	/* The states killed in, by what the call had done: a put's
-	 * record written, its claim, its writes; a get's claim; and the
-	 * windows of sp_expect_lost(). */
+	 * record written, its claim, its writes; a get's claim; a hit's
+	 * length; and the windows of sp_expect_lost(). */
 	unsigned int killed_recorded = 0, killed_claimed = 0;
 	unsigned int killed_partly = 0, killed_written = 0;
-	unsigned int killed_got = 0, killed_window = 0;
+	unsigned int killed_got = 0, killed_window = 0, killed_moved = 0;
 	char name[32];
 
 	sp_case = sp;
@@ -1735,7 +1764,9 @@ START_TEST(test_kill_stepped)
 			ck_assert_msg(st.sig == sigs[++j], "%s: state %u is "
 				"not the first worker's", sp->what, j);
 		}
-		if (get)
+		if (hit)
+			killed_moved += st.len != run.len0;
+		else if (get)
 			killed_got += st.cons != run.cons0;
 		else if (st.prod == run.prod0)
 			killed_recorded += st.op != 0;
@@ -1749,7 +1780,23 @@ START_TEST(test_kill_stepped)
 	}
 	/* Every stage of a put was killed in at least once (a get's
 	 * first and last states are before and after its claim). */
-	if (get) {
+	if (hit) {
+		printf("%s: killed in each of its %u states, %u of them "
+			"after its cache's length moved\n", sp->what, nb,
+			killed_moved);
+		/* The length moves once, in the last state: a put's
+		 * objects are all in the cache by then (each state of its
+		 * copy before it is one), and a get's leave it before
+		 * they are copied out (to the worker's own memory, which
+		 * is not watched). */
+		ck_assert_uint_eq(killed_moved, 1);
+		ck_assert_uint_eq(st.len, sp->kind == SP_HIT_GET ?
+			run.len0 - sp->n : run.len0 + sp->n);
+		if (sp->kind == SP_HIT_GET)
+			ck_assert_uint_eq(nb, 2);
+		else
+			ck_assert_uint_gt(nb, 2);
+	} else if (get) {
 		printf("%s: killed in each of its %u states: after its claim "
 			"%u, %u of them losing what it took from the ring\n",
 			sp->what, nb, killed_got, killed_window);

@@ -328,15 +328,16 @@ SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
  */
 #if SHMPOOL_VCOPY_OK_
 #if SHMPOOL_COPY_CALL_
-#define SHMPOOL_COPY_CALL_IF_(dst, src, m, call, b)			\
+#define SHMPOOL_COPY_CALL_IF_(dst, src, m, call, b, called)		\
 	if ((m) >= SHMPOOL_COPY_CALL_MIN_) {				\
 		call((uint64_t *)(dst), (const uint64_t *)(src), (m), (b)); \
+		called;							\
 		break;							\
 	}
 #else
-#define SHMPOOL_COPY_CALL_IF_(dst, src, m, call, b)
+#define SHMPOOL_COPY_CALL_IF_(dst, src, m, call, b, called)
 #endif
-#define SHMPOOL_HIT_COPY_(dst, src, n, op, call, b) do {		\
+#define SHMPOOL_HIT_COPY_(dst, src, n, op, call, b, called) do {	\
 	unsigned int m_ = (n);						\
 									\
 	/* A large constant stays one where it takes the call, so that	\
@@ -351,12 +352,12 @@ SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
 			*(const shmpool_u64_ *)(src) op (b);		\
 		break;							\
 	}								\
-	SHMPOOL_COPY_CALL_IF_(dst, src, m_, call, b)			\
+	SHMPOOL_COPY_CALL_IF_(dst, src, m_, call, b, called)		\
 	SHMPOOL_COPY_((shmpool_u64_ *)(dst), (const shmpool_u64_ *)(src), \
 		m_, op, (b));						\
 } while (0)
 #else
-#define SHMPOOL_HIT_COPY_(dst, src, n, op, call, b) do {		\
+#define SHMPOOL_HIT_COPY_(dst, src, n, op, call, b, called) do {	\
 	unsigned int i_;						\
 									\
 	for (i_ = 0; i_ < (n); i_++)					\
@@ -371,22 +372,31 @@ shmpool_offs_to_ptrs_(void **objs, const uint64_t *offs, unsigned int n,
 		char *base)
 {
 	SHMPOOL_HIT_COPY_(objs, offs, n, +, shmpool_copy_add_,
-		(uint64_t)(uintptr_t)base);
+		(uint64_t)(uintptr_t)base, (void)0);
 }
 
-/* offs[i] = objs[i] - base, for i < n (n >= 1). */
-SHMPOOL_INLINE_ void
+/* offs[i] = objs[i] - base, for i < n (n >= 1); whether that was a call
+ * to the library. */
+SHMPOOL_INLINE_ int
 shmpool_ptrs_to_offs_(uint64_t *offs, void * const *objs, unsigned int n,
 		uintptr_t base)
 {
+	int called = 0;
+
 	SHMPOOL_HIT_COPY_(offs, objs, n, -, shmpool_copy_sub_,
-		(uint64_t)base);
+		(uint64_t)base, called = 1);
+	return called;
 }
 
 /* The top n objects of a cache whose w is w (n <= its length) to objs, in
  * order, and counted: the whole of a hit.  objbase is passed by value:
  * stores to objs[] may alias pool->objbase, and reloading it each time
- * would stop the copy from vectorising; so is w. */
+ * would stop the copy from vectorising; so is w.  w is stored first, so
+ * that it is not kept through the copy (saved and restored around the
+ * library's, from 32 objects: two instructions, and a register taken
+ * from the caller's loop; docs/PERFORMANCE.md): the objects are the
+ * caller's from then on, as once the get has returned (a process killed
+ * in between takes them with it, libshmpool(3)). */
 SHMPOOL_INLINE_ void
 shmpool_cache_take_(struct shmpool *pool, void **objs, unsigned int n,
 		struct shmpool_cache *cache, uint64_t w)
@@ -403,20 +413,30 @@ shmpool_cache_take_(struct shmpool *pool, void **objs, unsigned int n,
 	if (!__builtin_constant_p(n))
 		__asm__("" : "+r" (d));
 #endif
+	cache->w = w - d;
 	shmpool_offs_to_ptrs_(objs, &cache->objs[SHMPOOL_W_LEN_(w) - n], n,
 		pool->objbase);
-	cache->w = w - d;
 }
 
 /* n objects of objs pushed on a cache whose w is w and length len (they
- * fit), and counted. */
+ * fit), and counted.  The objects before the length, so that a process
+ * killed in between leaves its cache as it was (the compiler barrier:
+ * the two do not alias, and gcc would otherwise order them as it
+ * likes).  After the library's copy w is read again rather than kept
+ * through the call (docs/PERFORMANCE.md). */
 SHMPOOL_INLINE_ void
 shmpool_cache_push_(struct shmpool *pool, void * const *objs, unsigned int n,
 		struct shmpool_cache *cache, uint64_t w, uint32_t len)
 {
-	shmpool_ptrs_to_offs_(&cache->objs[len], objs, n,
-		(uintptr_t)pool->objbase);
-	cache->w = w + n + n * SHMPOOL_W_PUT_OBJ_ + SHMPOOL_W_PUT_CALL_;
+	uint64_t add = n + n * SHMPOOL_W_PUT_OBJ_ + SHMPOOL_W_PUT_CALL_;
+
+	if (shmpool_ptrs_to_offs_(&cache->objs[len], objs, n,
+			(uintptr_t)pool->objbase)) {
+		cache->w += add;
+	} else {
+		cmm_barrier();
+		cache->w = w + add;
+	}
 }
 
 /*
