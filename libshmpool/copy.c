@@ -27,26 +27,32 @@ typedef uint64_t copy_v4 __attribute__((vector_size(32), aligned(8),
 	may_alias));
 
 /*
- * dst[i] = src[i] op b for i < n (n >= 16), four 32-byte vectors a turn,
- * the last four placed to end exactly at n (see SHMPOOL_COPY_).
+ * dst[i] = src[i] op b for i < n (n >= SHMPOOL_COPY_CALL_MIN_, 32), eight
+ * 32-byte vectors a turn, the last eight placed to end exactly at n (see
+ * SHMPOOL_COPY_): a copy of 32 is one turn and no tail (at sixteen a turn
+ * it took two, 4 instructions more a call, and one of 128 eight).
  */
 #define COPY_V4_(d, s, i, op, b) \
 	(*(copy_v4 *)((d) + (i)) = *(const copy_v4 *)((s) + (i)) op (b))
-#define COPY_V16_(d, s, op, b) do {					\
+#define COPY_V32_(d, s, op, b) do {					\
 	COPY_V4_(d, s, 0, op, b);					\
 	COPY_V4_(d, s, 4, op, b);					\
 	COPY_V4_(d, s, 8, op, b);					\
 	COPY_V4_(d, s, 12, op, b);					\
+	COPY_V4_(d, s, 16, op, b);					\
+	COPY_V4_(d, s, 20, op, b);					\
+	COPY_V4_(d, s, 24, op, b);					\
+	COPY_V4_(d, s, 28, op, b);					\
 } while (0)
 #define COPY_WIDE_(dst, src, n, op, b0) do {				\
 	const copy_v4 b_ = { (b0), (b0), (b0), (b0) };			\
-	const shmpool_u64_ *s_ = (src), *last_ = (src) + ((n) & ~15U);	\
+	const shmpool_u64_ *s_ = (src), *last_ = (src) + ((n) & ~31U);	\
 	shmpool_u64_ *d_ = (dst);					\
 									\
-	for (; s_ < last_; s_ += 16, d_ += 16)				\
-		COPY_V16_(d_, s_, op, b_);				\
-	if ((n) & 15)							\
-		COPY_V16_((dst) + (n) - 16, (src) + (n) - 16, op, b_);	\
+	for (; s_ < last_; s_ += 32, d_ += 32)				\
+		COPY_V32_(d_, s_, op, b_);				\
+	if ((n) & 31)							\
+		COPY_V32_((dst) + (n) - 32, (src) + (n) - 32, op, b_);	\
 } while (0)
 
 /* The four builds: dst[i] = src[i] + b and - b, for AVX2 and for the
