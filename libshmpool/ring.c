@@ -293,10 +293,11 @@ ring_covered(uint32_t ring, const uint64_t *recs, const uint32_t *rings,
  * Make a hole of every position of v, ring number ring, that a producer
  * claimed, did not write (its entry still holds what was put a lap
  * before) or wrote with a sequence no lap has (a put of what is no object
- * of the pool spoiled it), and that no record covers any more.  recs are the records of every slot
- * (nrecs of them, stride bytes apart) whose owner may be alive, and rings
- * the numbers of the rings they are for (as far apart); the caller has
- * cleared the records of the slots whose owners it knows are dead.  A
+ * of the pool spoiled it), and that no record covers any more.  recs
+ * are the records of every slot (nrecs of them, stride bytes apart)
+ * whose owner may be alive, and rings the numbers of the rings they are
+ * for (as far apart); the caller has cleared the records of the slots
+ * whose owners it knows are dead.  A
  * position being written by a live process is always covered by its
  * record and its ring's number, written before its claim and left as
  * they are until its writes are done, and is left alone (counted in

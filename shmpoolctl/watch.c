@@ -635,10 +635,8 @@ do_watch(struct ctl *c, int argc, char **argv)
 	if (ret == 0)
 		ret = take_name(c, usage_watch, va.args, va.nargs, 0, &w.name);
 	/* One document: without --count, of one sample. */
-	if (c->json && !has_count) {
+	if (c->json && !has_count)
 		w.count = 1;
-		has_count = 1;
-	}
 	verb_args_free(&va);
 	if (ret < 0)
 		return verb_help(c, usage_watch);

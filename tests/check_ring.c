@@ -702,7 +702,8 @@ START_TEST(test_copy_builds)
 	} b[] = {
 		/* SHMPOOL_COPY_ from 2: a hit copies one object itself. */
 		{ "baseline", copy_add_base, copy_sub_base, 2 },
-		{ "avx2", copy_add_avx2, copy_sub_avx2, 32 },
+		{ "avx2", copy_add_avx2, copy_sub_avx2,
+			SHMPOOL_COPY_CALL_MIN_ },
 	};
 	uint64_t src[300], dst[302], base = 0x7f0012345000ull;
 	unsigned int k, n, i;

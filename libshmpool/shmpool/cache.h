@@ -322,7 +322,9 @@ SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
 
 /*
  * dst[i] = src[i] op b for i < n (n >= 1), 64-bit words both; call is
- * the library's copy of that op.  A constant n below
+ * the library's copy of that op, and the statement called runs after it
+ * (only then: shmpool_cache_push_() tells the two ways apart by it).  A
+ * constant n below
  * SHMPOOL_COPY_CONST_MAX_ keeps its value, so that the compiler decides
  * the copy's branches.
  */
