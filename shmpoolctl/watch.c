@@ -2,11 +2,12 @@
  * watch.c - sample the pools every interval and show the rates of gets,
  * puts, failures and ring traffic.
  *
- * On a terminal (stdin and stdout both, and no --count) the screen is
- * redrawn in place and keys are read without echo: q, Ctrl-C and SIGTERM
- * quit, and the terminal gets its settings back whichever way it ends.
- * Otherwise one table per sample is written, or with --json one document
- * at the end.
+ * On a terminal (stdin and stdout both, and neither --count nor --json)
+ * the screen is redrawn in place and keys are read without echo: q,
+ * Ctrl-C, SIGTERM, SIGQUIT and SIGHUP quit, and the terminal gets its
+ * settings back whichever way it ends.  Otherwise one table per sample
+ * is written, or with --json one document at the end (of --count
+ * samples, or of one).
  */
 #include "config.h"
 
