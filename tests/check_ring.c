@@ -700,8 +700,8 @@ START_TEST(test_copy_builds)
 		copy_fn *add, *sub;
 		unsigned int min;
 	} b[] = {
-		/* SHMPOOL_COPY_ from 2: a hit copies one object itself. */
-		{ "baseline", copy_add_base, copy_sub_base, 2 },
+		{ "baseline", copy_add_base, copy_sub_base,
+			SHMPOOL_COPY_CALL_MIN_ },
 		{ "avx2", copy_add_avx2, copy_sub_avx2,
 			SHMPOOL_COPY_CALL_MIN_ },
 	};
@@ -739,6 +739,128 @@ START_TEST(test_copy_builds)
 	}
 }
 END_TEST
+
+#if SHMPOOL_COPY_ASM_
+typedef long long conv_v2 __attribute__((vector_size(16)));
+
+#define CONV_KEPT	11
+
+/*
+ * fn(dst, src, n, b) called as the inline code calls the library's
+ * copies (shmpool/cache.h, SHMPOOL_COPY_ASM_), with a known value in each
+ * register the convention keeps but the C one does not (%rax, which
+ * holds fn, %r8 to %r11, %xmm2 to %xmm15: three of them) and in some
+ * that both keep; kept[] gets them back, in the order of
+ * conv_expect().  (An asm takes 30 operands at most.)
+ */
+static void
+conv_call(copy_fn *fn, uint64_t *dst, const uint64_t *src, unsigned int n,
+		uint64_t b, uint64_t kept[CONV_KEPT])
+{
+	register uint64_t *d __asm__("rdi") = dst;
+	register const uint64_t *s __asm__("rsi") = src;
+	register uint64_t rn __asm__("rdx") = n;
+	register uint64_t rb __asm__("rcx") = b;
+	register copy_fn *f __asm__("rax") = fn;
+	register uint64_t r8 __asm__("r8") = 0x0808080808080808ull;
+	register uint64_t r9 __asm__("r9") = 0x0909090909090909ull;
+	register uint64_t r10 __asm__("r10") = 0x1010101010101010ull;
+	register uint64_t r11 __asm__("r11") = 0x1111111111111111ull;
+	register uint64_t rbx __asm__("rbx") = 0x0b0b0b0b0b0b0b0bull;
+	register uint64_t r12 __asm__("r12") = 0x1212121212121212ull;
+	register uint64_t r15 __asm__("r15") = 0x1515151515151515ull;
+	register conv_v2 x2 __asm__("xmm2") = { 0x22, 0x2222 };
+	register conv_v2 x9 __asm__("xmm9") = { 0x99, 0x9999 };
+	register conv_v2 x15 __asm__("xmm15") = { 0x1515, 0x151515 };
+
+	__asm__ volatile("add $-128, %%rsp\n\t"
+		"call *%%rax\n\t"
+		"sub $-128, %%rsp"
+		: "+r" (d), "+r" (s), "+r" (rn), "+r" (rb), "+r" (f),
+		  "+r" (r8), "+r" (r9), "+r" (r10), "+r" (r11), "+r" (rbx),
+		  "+r" (r12), "+r" (r15), "+x" (x2), "+x" (x9), "+x" (x15)
+		:
+		: "xmm0", "xmm1", "cc", "memory");
+	kept[0] = (uint64_t)(uintptr_t)f;
+	kept[1] = r8;
+	kept[2] = r9;
+	kept[3] = r10;
+	kept[4] = r11;
+	kept[5] = rbx;
+	kept[6] = r12;
+	kept[7] = r15;
+	kept[8] = (uint64_t)x2[0] ^ (uint64_t)x2[1] << 1;
+	kept[9] = (uint64_t)x9[0] ^ (uint64_t)x9[1] << 1;
+	kept[10] = (uint64_t)x15[0] ^ (uint64_t)x15[1] << 1;
+}
+
+static void
+conv_expect(const char *what, unsigned int n, copy_fn *fn,
+		const uint64_t kept[CONV_KEPT])
+{
+	const uint64_t want[CONV_KEPT] = {
+		(uint64_t)(uintptr_t)fn, 0x0808080808080808ull,
+		0x0909090909090909ull, 0x1010101010101010ull,
+		0x1111111111111111ull, 0x0b0b0b0b0b0b0b0bull,
+		0x1212121212121212ull, 0x1515151515151515ull,
+		0x22 ^ 0x2222 << 1, 0x99 ^ 0x9999 << 1,
+		0x1515 ^ 0x151515 << 1,
+	};
+	unsigned int i;
+
+	for (i = 0; i < CONV_KEPT; i++)
+		ck_assert_msg(kept[i] == want[i], "%s n %u: kept register %u "
+			"is %#" PRIx64 ", not %#" PRIx64, what, n, i, kept[i],
+			want[i]);
+}
+
+/* Each build of the copies keeps what the inline code's calling
+ * convention says it keeps, and copies right when called that way. */
+START_TEST(test_copy_convention)
+{
+	static const struct {
+		const char *name;
+		copy_fn *add, *sub;
+	} b[] = {
+		{ "baseline", copy_add_base, copy_sub_base },
+		{ "avx2", copy_add_avx2, copy_sub_avx2 },
+	};
+	static const unsigned int ns[] = { 32, 33, 63, 64, 65, 200 };
+	uint64_t src[200], dst[202], kept[CONV_KEPT];
+	uint64_t base = 0x7f0012345000ull;
+	unsigned int k, j, n, i;
+	char what[32];
+
+	for (k = 0; k < 2; k++) {
+		if (k == 1 && !copy_cpu_has_avx2()) {
+			printf("test_copy_convention: the avx2 build skipped: "
+				"this CPU cannot run it\n");
+			continue;
+		}
+		for (j = 0; j < sizeof(ns) / sizeof(ns[0]); j++) {
+			n = ns[j];
+			for (i = 0; i < n; i++)
+				src[i] = (uint64_t)(i * 7 + n) << 6;
+			for (i = 0; i < n + 2; i++)
+				dst[i] = 1;
+			snprintf(what, sizeof(what), "%s add", b[k].name);
+			conv_call(b[k].add, dst + 1, src, n, base, kept);
+			conv_expect(what, n, b[k].add, kept);
+			ck_assert_uint_eq(dst[0], 1);
+			ck_assert_uint_eq(dst[n + 1], 1);
+			for (i = 0; i < n; i++)
+				ck_assert_uint_eq(dst[i + 1], src[i] + base);
+			snprintf(what, sizeof(what), "%s sub", b[k].name);
+			conv_call(b[k].sub, src, dst + 1, n, base, kept);
+			conv_expect(what, n, b[k].sub, kept);
+			for (i = 0; i < n; i++)
+				ck_assert_uint_eq(src[i],
+					(uint64_t)(i * 7 + n) << 6);
+		}
+	}
+}
+END_TEST
+#endif
 #endif
 
 #define MP_REFS		4096
@@ -1218,6 +1340,9 @@ ring_suite(void)
 	tcase_add_test(tc, test_wide_builds);
 #if SHMPOOL_COPY_CALL_
 	tcase_add_test(tc, test_copy_builds);
+#endif
+#if SHMPOOL_COPY_ASM_
+	tcase_add_test(tc, test_copy_convention);
 #endif
 	tcase_add_test(tc, test_dead_producer);
 	tcase_add_test(tc, test_live_producer_untouched);

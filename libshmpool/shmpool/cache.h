@@ -311,6 +311,23 @@ SHMPOOL_API void shmpool_copy_add_(uint64_t *dst, const uint64_t *src,
 		unsigned int n, uint64_t b);
 SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
 		unsigned int n, uint64_t b);
+/*
+ * Called as a C function, the copy takes every caller-saved register,
+ * and a loop of gets and puts keeps its own in them: the caller saved and
+ * restored two or three at each call, and a put read its cache's w again
+ * after it.  So the copies keep a convention of their own (the library's
+ * copy-x86_64.S): arguments in %rdi, %rsi, %edx, %rcx, which they
+ * clobber, with %xmm0, %xmm1 and the flags, and the upper halves of the
+ * vector registers; they keep every other register.  The call goes
+ * through the GOT entry, filled when the program is loaded (a call through
+ * the PLT may meet the dynamic linker's lazy binding, which takes other
+ * registers), and steps over the red zone, which the caller may be using.
+ * Where the caller is built with AVX (its vector registers are then all
+ * its own) or for the large code model (no 32-bit reach), a plain call.
+ */
+#if !defined(__AVX__) && !defined(__code_model_large__)
+#define SHMPOOL_COPY_ASM_	1
+#endif
 #endif
 #else
 #define SHMPOOL_VCOPY_OK_	0
@@ -319,17 +336,40 @@ SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
 #define SHMPOOL_COPY_CALL_	0
 #define SHMPOOL_COPY_CALL_MIN_	0
 #endif
+#ifndef SHMPOOL_COPY_ASM_
+#define SHMPOOL_COPY_ASM_	0
+#endif
 
 /*
  * dst[i] = src[i] op b for i < n (n >= 1), 64-bit words both; call is
  * the library's copy of that op, and the statement called runs after it
- * (only then: shmpool_cache_push_() tells the two ways apart by it).  A
- * constant n below
- * SHMPOOL_COPY_CONST_MAX_ keeps its value, so that the compiler decides
- * the copy's branches.
+ * where it is a plain C call (only then: shmpool_cache_push_() tells the
+ * two ways apart by it; the convention of SHMPOOL_COPY_ASM_ keeps the
+ * caller's registers).  A constant n below SHMPOOL_COPY_CONST_MAX_ keeps
+ * its value, so that the compiler decides the copy's branches.
  */
 #if SHMPOOL_VCOPY_OK_
-#if SHMPOOL_COPY_CALL_
+#if SHMPOOL_COPY_ASM_
+/* The call marked unlikely, as gcc takes a plain call to be: left to
+ * itself it laid the asm call in line and the small copies out of line
+ * (cache 512, bulk 4: 0.80 of the rate; docs/PERFORMANCE.md). */
+#define SHMPOOL_COPY_CALL_IF_(dst, src, m, call, b, called)		\
+	if (__builtin_expect((m) >= SHMPOOL_COPY_CALL_MIN_, 0)) {	\
+		register uint64_t *d_ __asm__("rdi") = (uint64_t *)(dst); \
+		register const uint64_t *s_ __asm__("rsi") =		\
+			(const uint64_t *)(src);			\
+		register uint64_t n_ __asm__("rdx") = (m);		\
+		register uint64_t b_ __asm__("rcx") = (b);		\
+									\
+		__asm__ volatile("add $-128, %%rsp\n\t"			\
+			"call *" #call "@GOTPCREL(%%rip)\n\t"		\
+			"sub $-128, %%rsp"				\
+			: "+r" (d_), "+r" (s_), "+r" (n_), "+r" (b_)	\
+			:						\
+			: "xmm0", "xmm1", "cc", "memory");		\
+		break;							\
+	}
+#elif SHMPOOL_COPY_CALL_
 #define SHMPOOL_COPY_CALL_IF_(dst, src, m, call, b, called)		\
 	if ((m) >= SHMPOOL_COPY_CALL_MIN_) {				\
 		call((uint64_t *)(dst), (const uint64_t *)(src), (m), (b)); \
@@ -394,11 +434,12 @@ shmpool_ptrs_to_offs_(uint64_t *offs, void * const *objs, unsigned int n,
  * order, and counted: the whole of a hit.  objbase is passed by value:
  * stores to objs[] may alias pool->objbase, and reloading it each time
  * would stop the copy from vectorising; so is w.  w is stored first, so
- * that it is not kept through the copy (saved and restored around the
- * library's, from 32 objects: two instructions, and a register taken
- * from the caller's loop; docs/PERFORMANCE.md): the objects are the
- * caller's from then on, as once the get has returned (a process killed
- * in between takes them with it, libshmpool(3)). */
+ * that it is not kept through the copy (around a plain C call to the
+ * library's, from 32 objects, it was saved and restored: two
+ * instructions, and a register taken from the caller's loop;
+ * docs/PERFORMANCE.md): the objects are the caller's from then on, as
+ * once the get has returned (a process killed in between takes them with
+ * it, libshmpool(3)). */
 SHMPOOL_INLINE_ void
 shmpool_cache_take_(struct shmpool *pool, void **objs, unsigned int n,
 		struct shmpool_cache *cache, uint64_t w)
@@ -424,8 +465,10 @@ shmpool_cache_take_(struct shmpool *pool, void **objs, unsigned int n,
  * fit), and counted.  The objects before the length, so that a process
  * killed in between leaves its cache as it was (the compiler barrier:
  * the two do not alias, and gcc would otherwise order them as it
- * likes).  After the library's copy w is read again rather than kept
- * through the call (docs/PERFORMANCE.md). */
+ * likes; an asm call of SHMPOOL_COPY_ASM_ is one too).  After a plain C
+ * call to the library's copy w is read again rather than kept through
+ * the call (docs/PERFORMANCE.md); the asm call keeps the caller's
+ * registers, w with them. */
 SHMPOOL_INLINE_ void
 shmpool_cache_push_(struct shmpool *pool, void * const *objs, unsigned int n,
 		struct shmpool_cache *cache, uint64_t w, uint32_t len)
