@@ -12,18 +12,18 @@
  *   in:        %rdi dst, %rsi src, %edx n (n >= 32), %rcx b
  *   does:      dst[i] = src[i] + b (copy_add_*) or - b (copy_sub_*),
  *              for i < n, 64-bit words both
- *   clobbers:  those four, %xmm0 and %xmm1 (ymm0 and ymm1 whole) and the
- *              flags; the AVX2 builds also zero the upper halves of the
- *              other vector registers (vzeroupper), which a caller without
- *              AVX does not use
- *   keeps:     every other register; no stack beyond the return address,
- *              and no alignment of it
+ *   clobbers:  those four, the vector registers (these use %xmm0 and
+ *              %xmm1, and the AVX2 builds zero the upper halves of all
+ *              of them: vzeroupper) and the flags
+ *   keeps:     every other general register; no stack beyond the return
+ *              address, and no alignment of it
  *
- * which is also a C function's (it takes less than the C convention
- * allows it): tests, and the inline code where it is built with AVX,
- * call them as such.  The inline code calls them through its GOT entry,
- * which the dynamic linker fills when it loads the program, so that no
- * lazy binding, which takes %r10 and %r11, comes between.
+ * Its clobbers are a subset of the C convention's, so that C code may
+ * call them as ordinary functions too (the tests do).  The inline code
+ * calls them through its GOT entry, which the dynamic linker fills when
+ * it loads the program, so that no lazy binding, which takes %r10 and
+ * %r11, comes between; nothing may interpose these two symbols (an
+ * LD_PRELOAD, an audit library's symbol binding) with C functions.
  *
  * Each copies 32 objects a turn and places its last 32 to end exactly at
  * n, overlapping the turn before (copying an object twice writes the same
@@ -70,8 +70,8 @@ name:									\
 	vmovdqu	%ymm1, off(%rdi,%rsi)
 
 	.p2align 5
-FUNC(copy_sub_avx2)
 	.cfi_startproc
+FUNC(copy_sub_avx2)
 	negq	%rcx
 FUNC(copy_add_avx2)
 	vmovq	%rcx, %xmm0
@@ -93,8 +93,8 @@ FUNC(copy_add_avx2)
 	movdqu	%xmm1, off(%rdi,%rsi)
 
 	.p2align 5
-FUNC(copy_sub_base)
 	.cfi_startproc
+FUNC(copy_sub_base)
 	negq	%rcx
 FUNC(copy_add_base)
 	movq	%rcx, %xmm0

@@ -1,6 +1,6 @@
 /*
- * copy.c - the long copies of a cache hit, out of line so that they can
- * use the widest vectors the CPU has.
+ * copy.c - the choice of the long copies of a cache hit, out of line so
+ * that they can use the widest vectors the CPU has.
  *
  * The inline get and put are compiled into the application, for the
  * instruction set it was built for (often the x86-64 baseline: 16-byte
@@ -9,7 +9,7 @@
  * inline code calls these, which are resolved once, when the library is
  * loaded, to the AVX2 build where the CPU has AVX2.  Both builds are
  * written in assembly (copy-x86_64.S), for the calling convention the
- * inline code calls them with.
+ * inline code calls them with; this file holds the ifunc resolvers.
  */
 #include "config.h"
 

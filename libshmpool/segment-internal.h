@@ -285,8 +285,9 @@ void cache_stats_add(struct shmpool_stats *st, const struct shmpool_cache *c);
 uint32_t cache_len_read(const struct shmpool_cache *c);
 
 #if SHMPOOL_COPY_CALL_
-/* copy.c: the builds of shmpool_copy_add_() and shmpool_copy_sub_(),
- * dst[i] = src[i] +/- b for i < n; the AVX2 ones need n >= 32. */
+/* copy-x86_64.S: the builds of shmpool_copy_add_() and
+ * shmpool_copy_sub_() (copy.c picks one), dst[i] = src[i] +/- b for
+ * i < n, n >= 32. */
 typedef void copy_fn(uint64_t *dst, const uint64_t *src, unsigned int n,
 		uint64_t b);
 copy_fn copy_add_base, copy_add_avx2, copy_sub_base, copy_sub_avx2;

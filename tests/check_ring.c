@@ -692,7 +692,8 @@ START_TEST(test_wide_builds)
 END_TEST
 
 #if SHMPOOL_COPY_CALL_
-/* Each build of the cache's long copies (copy.c), as test_wide_builds. */
+/* Each build of the cache's long copies (copy-x86_64.S), as
+ * test_wide_builds. */
 START_TEST(test_copy_builds)
 {
 	static const struct {
@@ -740,26 +741,23 @@ START_TEST(test_copy_builds)
 }
 END_TEST
 
-#if SHMPOOL_COPY_ASM_
-typedef long long conv_v2 __attribute__((vector_size(16)));
-
-#define CONV_KEPT	11
-
 /*
  * fn(dst, src, n, b) called as the inline code calls the library's
  * copies (shmpool/cache.h, SHMPOOL_COPY_ASM_), with a known value in each
- * register the convention keeps but the C one does not (%rax, which
- * holds fn, %r8 to %r11, %xmm2 to %xmm15: three of them) and in some
- * that both keep; kept[] gets them back, in the order of
- * conv_expect().  (An asm takes 30 operands at most.)
+ * general register the convention keeps (bar %rbp, a frame pointer in
+ * some builds; %rax holds fn) and junk in the upper half of %rdx, which
+ * a C caller may leave there; kept[] gets them back, in the order of
+ * conv_expect().
  */
+#define CONV_KEPT	10
+
 static void
 conv_call(copy_fn *fn, uint64_t *dst, const uint64_t *src, unsigned int n,
 		uint64_t b, uint64_t kept[CONV_KEPT])
 {
 	register uint64_t *d __asm__("rdi") = dst;
 	register const uint64_t *s __asm__("rsi") = src;
-	register uint64_t rn __asm__("rdx") = n;
+	register uint64_t rn __asm__("rdx") = 0xdead00000000ull | n;
 	register uint64_t rb __asm__("rcx") = b;
 	register copy_fn *f __asm__("rax") = fn;
 	register uint64_t r8 __asm__("r8") = 0x0808080808080808ull;
@@ -768,19 +766,20 @@ conv_call(copy_fn *fn, uint64_t *dst, const uint64_t *src, unsigned int n,
 	register uint64_t r11 __asm__("r11") = 0x1111111111111111ull;
 	register uint64_t rbx __asm__("rbx") = 0x0b0b0b0b0b0b0b0bull;
 	register uint64_t r12 __asm__("r12") = 0x1212121212121212ull;
+	register uint64_t r13 __asm__("r13") = 0x1313131313131313ull;
+	register uint64_t r14 __asm__("r14") = 0x1414141414141414ull;
 	register uint64_t r15 __asm__("r15") = 0x1515151515151515ull;
-	register conv_v2 x2 __asm__("xmm2") = { 0x22, 0x2222 };
-	register conv_v2 x9 __asm__("xmm9") = { 0x99, 0x9999 };
-	register conv_v2 x15 __asm__("xmm15") = { 0x1515, 0x151515 };
 
 	__asm__ volatile("add $-128, %%rsp\n\t"
 		"call *%%rax\n\t"
 		"sub $-128, %%rsp"
 		: "+r" (d), "+r" (s), "+r" (rn), "+r" (rb), "+r" (f),
 		  "+r" (r8), "+r" (r9), "+r" (r10), "+r" (r11), "+r" (rbx),
-		  "+r" (r12), "+r" (r15), "+x" (x2), "+x" (x9), "+x" (x15)
+		  "+r" (r12), "+r" (r13), "+r" (r14), "+r" (r15)
 		:
-		: "xmm0", "xmm1", "cc", "memory");
+		: "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6",
+		  "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12",
+		  "xmm13", "xmm14", "xmm15", "cc", "memory");
 	kept[0] = (uint64_t)(uintptr_t)f;
 	kept[1] = r8;
 	kept[2] = r9;
@@ -788,10 +787,9 @@ conv_call(copy_fn *fn, uint64_t *dst, const uint64_t *src, unsigned int n,
 	kept[4] = r11;
 	kept[5] = rbx;
 	kept[6] = r12;
-	kept[7] = r15;
-	kept[8] = (uint64_t)x2[0] ^ (uint64_t)x2[1] << 1;
-	kept[9] = (uint64_t)x9[0] ^ (uint64_t)x9[1] << 1;
-	kept[10] = (uint64_t)x15[0] ^ (uint64_t)x15[1] << 1;
+	kept[7] = r13;
+	kept[8] = r14;
+	kept[9] = r15;
 }
 
 static void
@@ -802,9 +800,8 @@ conv_expect(const char *what, unsigned int n, copy_fn *fn,
 		(uint64_t)(uintptr_t)fn, 0x0808080808080808ull,
 		0x0909090909090909ull, 0x1010101010101010ull,
 		0x1111111111111111ull, 0x0b0b0b0b0b0b0b0bull,
-		0x1212121212121212ull, 0x1515151515151515ull,
-		0x22 ^ 0x2222 << 1, 0x99 ^ 0x9999 << 1,
-		0x1515 ^ 0x151515 << 1,
+		0x1212121212121212ull, 0x1313131313131313ull,
+		0x1414141414141414ull, 0x1515151515151515ull,
 	};
 	unsigned int i;
 
@@ -814,8 +811,9 @@ conv_expect(const char *what, unsigned int n, copy_fn *fn,
 			want[i]);
 }
 
-/* Each build of the copies keeps what the inline code's calling
- * convention says it keeps, and copies right when called that way. */
+/* Each build of the copies, and the one the library picked, keeps what
+ * the inline code's calling convention says it keeps, and copies right
+ * when called that way. */
 START_TEST(test_copy_convention)
 {
 	static const struct {
@@ -824,14 +822,15 @@ START_TEST(test_copy_convention)
 	} b[] = {
 		{ "baseline", copy_add_base, copy_sub_base },
 		{ "avx2", copy_add_avx2, copy_sub_avx2 },
+		{ "picked", shmpool_copy_add_, shmpool_copy_sub_ },
 	};
 	static const unsigned int ns[] = { 32, 33, 63, 64, 65, 200 };
-	uint64_t src[200], dst[202], kept[CONV_KEPT];
+	uint64_t src[201], dst[202], kept[CONV_KEPT];
 	uint64_t base = 0x7f0012345000ull;
 	unsigned int k, j, n, i;
 	char what[32];
 
-	for (k = 0; k < 2; k++) {
+	for (k = 0; k < 3; k++) {
 		if (k == 1 && !copy_cpu_has_avx2()) {
 			printf("test_copy_convention: the avx2 build skipped: "
 				"this CPU cannot run it\n");
@@ -841,6 +840,7 @@ START_TEST(test_copy_convention)
 			n = ns[j];
 			for (i = 0; i < n; i++)
 				src[i] = (uint64_t)(i * 7 + n) << 6;
+			src[n] = 1;
 			for (i = 0; i < n + 2; i++)
 				dst[i] = 1;
 			snprintf(what, sizeof(what), "%s add", b[k].name);
@@ -853,6 +853,7 @@ START_TEST(test_copy_convention)
 			snprintf(what, sizeof(what), "%s sub", b[k].name);
 			conv_call(b[k].sub, src, dst + 1, n, base, kept);
 			conv_expect(what, n, b[k].sub, kept);
+			ck_assert_uint_eq(src[n], 1);
 			for (i = 0; i < n; i++)
 				ck_assert_uint_eq(src[i],
 					(uint64_t)(i * 7 + n) << 6);
@@ -860,7 +861,6 @@ START_TEST(test_copy_convention)
 	}
 }
 END_TEST
-#endif
 #endif
 
 #define MP_REFS		4096
@@ -1340,8 +1340,6 @@ ring_suite(void)
 	tcase_add_test(tc, test_wide_builds);
 #if SHMPOOL_COPY_CALL_
 	tcase_add_test(tc, test_copy_builds);
-#endif
-#if SHMPOOL_COPY_ASM_
 	tcase_add_test(tc, test_copy_convention);
 #endif
 	tcase_add_test(tc, test_dead_producer);

@@ -317,15 +317,19 @@ SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
  * restored two or three at each call, and a put read its cache's w again
  * after it.  So the copies keep a convention of their own (the library's
  * copy-x86_64.S): arguments in %rdi, %rsi, %edx, %rcx, which they
- * clobber, with %xmm0, %xmm1 and the flags, and the upper halves of the
- * vector registers; they keep every other register.  The call goes
- * through the GOT entry, filled when the program is loaded (a call through
- * the PLT may meet the dynamic linker's lazy binding, which takes other
- * registers), and steps over the red zone, which the caller may be using.
- * Where the caller is built with AVX (its vector registers are then all
- * its own) or for the large code model (no 32-bit reach), a plain call.
+ * clobber, with the vector registers (their upper halves zeroed too, so
+ * that code built for AVX, a function's target attribute or an inlining
+ * across units included, keeps nothing there) and the flags; they keep
+ * every other general register.  The call goes through the GOT entry,
+ * filled when the program is loaded (a call through the PLT may meet the
+ * dynamic linker's lazy binding, which takes other registers), and steps
+ * over the red zone, which the caller may be using.  A debugger that
+ * unwinds from inside the copy, where the caller has no frame pointer,
+ * finds the caller's caller 128 bytes off (no CFI says where the stack
+ * stands between the steps).  For the large code model (no 32-bit
+ * reach), a plain call.
  */
-#if !defined(__AVX__) && !defined(__code_model_large__)
+#if !defined(__code_model_large__)
 #define SHMPOOL_COPY_ASM_	1
 #endif
 #endif
@@ -352,21 +356,28 @@ SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
 #if SHMPOOL_COPY_ASM_
 /* The call marked unlikely, as gcc takes a plain call to be: left to
  * itself it laid the asm call in line and the small copies out of line
- * (cache 512, bulk 4: 0.80 of the rate; docs/PERFORMANCE.md). */
+ * (cache 512, bulk 4 at 0.80 of the rate: docs/PERFORMANCE.md, What each
+ * change bought).  The arguments are worked out before the registers are
+ * bound. */
 #define SHMPOOL_COPY_CALL_IF_(dst, src, m, call, b, called)		\
 	if (__builtin_expect((m) >= SHMPOOL_COPY_CALL_MIN_, 0)) {	\
-		register uint64_t *d_ __asm__("rdi") = (uint64_t *)(dst); \
-		register const uint64_t *s_ __asm__("rsi") =		\
-			(const uint64_t *)(src);			\
-		register uint64_t n_ __asm__("rdx") = (m);		\
-		register uint64_t b_ __asm__("rcx") = (b);		\
+		uint64_t *dv_ = (uint64_t *)(dst);			\
+		const uint64_t *sv_ = (const uint64_t *)(src);		\
+		uint64_t nv_ = (m), bv_ = (b);				\
+		register uint64_t *d_ __asm__("rdi") = dv_;		\
+		register const uint64_t *s_ __asm__("rsi") = sv_;	\
+		register uint64_t n_ __asm__("rdx") = nv_;		\
+		register uint64_t b_ __asm__("rcx") = bv_;		\
 									\
 		__asm__ volatile("add $-128, %%rsp\n\t"			\
 			"call *" #call "@GOTPCREL(%%rip)\n\t"		\
 			"sub $-128, %%rsp"				\
 			: "+r" (d_), "+r" (s_), "+r" (n_), "+r" (b_)	\
 			:						\
-			: "xmm0", "xmm1", "cc", "memory");		\
+			: "xmm0", "xmm1", "xmm2", "xmm3", "xmm4",	\
+			  "xmm5", "xmm6", "xmm7", "xmm8", "xmm9",	\
+			  "xmm10", "xmm11", "xmm12", "xmm13", "xmm14",	\
+			  "xmm15", "cc", "memory");			\
 		break;							\
 	}
 #elif SHMPOOL_COPY_CALL_
