@@ -356,7 +356,7 @@ SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
 #if SHMPOOL_COPY_ASM_
 /* The call marked unlikely, as gcc takes a plain call to be: left to
  * itself it laid the asm call in line and the small copies out of line
- * (cache 512, bulk 4 at 0.80 of the rate: docs/PERFORMANCE.md, What each
+ * (cache 512, bulk 4 at 0.84 of the rate: docs/PERFORMANCE.md, What each
  * change bought).  The arguments are worked out before the registers are
  * bound. */
 #define SHMPOOL_COPY_CALL_IF_(dst, src, m, call, b, called)		\
