@@ -3,7 +3,7 @@
  * wrap-around of index and sequences, forked processes moving millions of
  * references through one ring in shared memory, and processes killed in
  * the middle of an operation (what ring_repair() makes of what they left).
- * Also each build of the long copies (ring.c, copy.c), as this suite
+ * Also each build of the long copies (ring.c, copy-x86_64.S), as this suite
  * links the library's objects themselves.
  */
 #include "config.h"

@@ -299,7 +299,7 @@ typedef uint64_t shmpool_u64_ __attribute__((may_alias));
 } while (0)
 /* From this many objects on, a copy (of a run-time size, or a constant
  * from SHMPOOL_COPY_CONST_MAX_ up) is a call to the library, whose copy
- * uses the CPU's widest vectors (copy.c): twice the bytes per store of
+ * uses the CPU's widest vectors (copy-x86_64.S): twice the bytes per store of
  * the 16-byte copy above, worth the call from 32 objects on (at 16 the
  * call costs more than it saves).  Where the C library picks functions
  * when it loads one (glibc's ifunc), on x86-64. */
