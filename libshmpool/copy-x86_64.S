@@ -1,6 +1,6 @@
 /*
- * copy-x86_64.S - the long copies of a cache hit (copy.c), written out so
- * that the registers they touch are known.
+ * copy-x86_64.S - the long copies of a cache hit (copy.c picks one),
+ * written out so that the registers they touch are known.
  *
  * The inline get and put call them from the middle of the caller's loop
  * (shmpool/cache.h, SHMPOOL_COPY_ASM_).  Called as a C function, every

@@ -692,55 +692,6 @@ START_TEST(test_wide_builds)
 END_TEST
 
 #if SHMPOOL_COPY_CALL_
-/* Each build of the cache's long copies (copy-x86_64.S), as
- * test_wide_builds. */
-START_TEST(test_copy_builds)
-{
-	static const struct {
-		const char *name;
-		copy_fn *add, *sub;
-		unsigned int min;
-	} b[] = {
-		{ "baseline", copy_add_base, copy_sub_base,
-			SHMPOOL_COPY_CALL_MIN_ },
-		{ "avx2", copy_add_avx2, copy_sub_avx2,
-			SHMPOOL_COPY_CALL_MIN_ },
-	};
-	uint64_t src[300], dst[302], base = 0x7f0012345000ull;
-	unsigned int k, n, i;
-
-	for (k = 0; k < 2; k++) {
-		if (k == 1 && !copy_cpu_has_avx2()) {
-			printf("test_copy_builds: the avx2 build skipped: "
-				"this CPU cannot run it\n");
-			continue;
-		}
-		for (n = b[k].min; n <= 300; n++) {
-			for (i = 0; i < n; i++)
-				src[i] = (uint64_t)(i * 131 + n) << 6;
-			for (i = 0; i < n + 2; i++)
-				dst[i] = 1;
-			b[k].add(dst + 1, src, n, base);
-			ck_assert_uint_eq(dst[0], 1);
-			ck_assert_uint_eq(dst[n + 1], 1);
-			for (i = 0; i < n; i++)
-				ck_assert_msg(dst[i + 1] == src[i] + base,
-					"%s add n %u: element %u", b[k].name,
-					n, i);
-			for (i = 0; i < n; i++)
-				src[i] += base;
-			b[k].sub(dst + 1, src, n, base);
-			ck_assert_uint_eq(dst[0], 1);
-			ck_assert_uint_eq(dst[n + 1], 1);
-			for (i = 0; i < n; i++)
-				ck_assert_msg(dst[i + 1] == src[i] - base,
-					"%s sub n %u: element %u", b[k].name,
-					n, i);
-		}
-	}
-}
-END_TEST
-
 /*
  * fn(dst, src, n, b) called as the inline code calls the library's
  * copies (shmpool/cache.h, SHMPOOL_COPY_ASM_), with a known value in each
@@ -811,10 +762,13 @@ conv_expect(const char *what, unsigned int n, copy_fn *fn,
 			want[i]);
 }
 
-/* Each build of the copies, and the one the library picked, keeps what
- * the inline code's calling convention says it keeps, and copies right
- * when called that way. */
-START_TEST(test_copy_convention)
+/*
+ * Each build of the cache's long copies (copy-x86_64.S), and the one the
+ * library picked, called as the inline code calls them: they keep what
+ * the convention says they keep, and copy right, touching nothing around
+ * dst (as test_wide_builds).
+ */
+START_TEST(test_copy_builds)
 {
 	static const struct {
 		const char *name;
@@ -824,23 +778,20 @@ START_TEST(test_copy_convention)
 		{ "avx2", copy_add_avx2, copy_sub_avx2 },
 		{ "picked", shmpool_copy_add_, shmpool_copy_sub_ },
 	};
-	static const unsigned int ns[] = { 32, 33, 63, 64, 65, 200 };
-	uint64_t src[201], dst[202], kept[CONV_KEPT];
+	uint64_t src[300], dst[302], kept[CONV_KEPT];
 	uint64_t base = 0x7f0012345000ull;
-	unsigned int k, j, n, i;
+	unsigned int k, n, i;
 	char what[32];
 
 	for (k = 0; k < 3; k++) {
 		if (k == 1 && !copy_cpu_has_avx2()) {
-			printf("test_copy_convention: the avx2 build skipped: "
+			printf("test_copy_builds: the avx2 build skipped: "
 				"this CPU cannot run it\n");
 			continue;
 		}
-		for (j = 0; j < sizeof(ns) / sizeof(ns[0]); j++) {
-			n = ns[j];
+		for (n = SHMPOOL_COPY_CALL_MIN_; n <= 300; n++) {
 			for (i = 0; i < n; i++)
-				src[i] = (uint64_t)(i * 7 + n) << 6;
-			src[n] = 1;
+				src[i] = (uint64_t)(i * 131 + n) << 6;
 			for (i = 0; i < n + 2; i++)
 				dst[i] = 1;
 			snprintf(what, sizeof(what), "%s add", b[k].name);
@@ -849,14 +800,18 @@ START_TEST(test_copy_convention)
 			ck_assert_uint_eq(dst[0], 1);
 			ck_assert_uint_eq(dst[n + 1], 1);
 			for (i = 0; i < n; i++)
-				ck_assert_uint_eq(dst[i + 1], src[i] + base);
-			snprintf(what, sizeof(what), "%s sub", b[k].name);
-			conv_call(b[k].sub, src, dst + 1, n, base, kept);
-			conv_expect(what, n, b[k].sub, kept);
-			ck_assert_uint_eq(src[n], 1);
+				ck_assert_msg(dst[i + 1] == src[i] + base,
+					"%s n %u: element %u", what, n, i);
 			for (i = 0; i < n; i++)
-				ck_assert_uint_eq(src[i],
-					(uint64_t)(i * 7 + n) << 6);
+				src[i] += base;
+			snprintf(what, sizeof(what), "%s sub", b[k].name);
+			conv_call(b[k].sub, dst + 1, src, n, base, kept);
+			conv_expect(what, n, b[k].sub, kept);
+			ck_assert_uint_eq(dst[0], 1);
+			ck_assert_uint_eq(dst[n + 1], 1);
+			for (i = 0; i < n; i++)
+				ck_assert_msg(dst[i + 1] == src[i] - base,
+					"%s n %u: element %u", what, n, i);
 		}
 	}
 }
@@ -1340,7 +1295,6 @@ ring_suite(void)
 	tcase_add_test(tc, test_wide_builds);
 #if SHMPOOL_COPY_CALL_
 	tcase_add_test(tc, test_copy_builds);
-	tcase_add_test(tc, test_copy_convention);
 #endif
 	tcase_add_test(tc, test_dead_producer);
 	tcase_add_test(tc, test_live_producer_untouched);

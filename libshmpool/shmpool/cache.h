@@ -299,10 +299,10 @@ typedef uint64_t shmpool_u64_ __attribute__((may_alias));
 } while (0)
 /* From this many objects on, a copy (of a run-time size, or a constant
  * from SHMPOOL_COPY_CONST_MAX_ up) is a call to the library, whose copy
- * uses the CPU's widest vectors (copy-x86_64.S): twice the bytes per store of
- * the 16-byte copy above, worth the call from 32 objects on (at 16 the
- * call costs more than it saves).  Where the C library picks functions
- * when it loads one (glibc's ifunc), on x86-64. */
+ * uses the CPU's widest vectors (copy-x86_64.S): twice the bytes per
+ * store of the 16-byte copy above, worth the call from 32 objects on (at
+ * 16 the call costs more than it saves).  Where the C library picks
+ * functions when it loads one (glibc's ifunc), on x86-64. */
 #if defined(__x86_64__) && defined(__GLIBC__)
 #define SHMPOOL_COPY_CALL_	1
 #define SHMPOOL_COPY_CALL_MIN_	32
@@ -346,11 +346,9 @@ SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
 
 /*
  * dst[i] = src[i] op b for i < n (n >= 1), 64-bit words both; call is
- * the library's copy of that op, and the statement called runs after it
- * where it is a plain C call (only then: shmpool_cache_push_() tells the
- * two ways apart by it; the convention of SHMPOOL_COPY_ASM_ keeps the
- * caller's registers).  A constant n below SHMPOOL_COPY_CONST_MAX_ keeps
- * its value, so that the compiler decides the copy's branches.
+ * the library's copy of that op.  A constant n below
+ * SHMPOOL_COPY_CONST_MAX_ keeps its value, so that the compiler decides
+ * the copy's branches.
  */
 #if SHMPOOL_VCOPY_OK_
 #if SHMPOOL_COPY_ASM_
@@ -359,7 +357,7 @@ SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
  * (cache 512, bulk 4 at 0.84 of the rate: docs/PERFORMANCE.md, What each
  * change bought).  The arguments are worked out before the registers are
  * bound. */
-#define SHMPOOL_COPY_CALL_IF_(dst, src, m, call, b, called)		\
+#define SHMPOOL_COPY_CALL_IF_(dst, src, m, call, b)			\
 	if (__builtin_expect((m) >= SHMPOOL_COPY_CALL_MIN_, 0)) {	\
 		uint64_t *dv_ = (uint64_t *)(dst);			\
 		const uint64_t *sv_ = (const uint64_t *)(src);		\
@@ -381,16 +379,15 @@ SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
 		break;							\
 	}
 #elif SHMPOOL_COPY_CALL_
-#define SHMPOOL_COPY_CALL_IF_(dst, src, m, call, b, called)		\
+#define SHMPOOL_COPY_CALL_IF_(dst, src, m, call, b)			\
 	if ((m) >= SHMPOOL_COPY_CALL_MIN_) {				\
 		call((uint64_t *)(dst), (const uint64_t *)(src), (m), (b)); \
-		called;							\
 		break;							\
 	}
 #else
-#define SHMPOOL_COPY_CALL_IF_(dst, src, m, call, b, called)
+#define SHMPOOL_COPY_CALL_IF_(dst, src, m, call, b)
 #endif
-#define SHMPOOL_HIT_COPY_(dst, src, n, op, call, b, called) do {	\
+#define SHMPOOL_HIT_COPY_(dst, src, n, op, call, b) do {		\
 	unsigned int m_ = (n);						\
 									\
 	/* A large constant stays one where it takes the call, so that	\
@@ -405,12 +402,12 @@ SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
 			*(const shmpool_u64_ *)(src) op (b);		\
 		break;							\
 	}								\
-	SHMPOOL_COPY_CALL_IF_(dst, src, m_, call, b, called)		\
+	SHMPOOL_COPY_CALL_IF_(dst, src, m_, call, b)			\
 	SHMPOOL_COPY_((shmpool_u64_ *)(dst), (const shmpool_u64_ *)(src), \
 		m_, op, (b));						\
 } while (0)
 #else
-#define SHMPOOL_HIT_COPY_(dst, src, n, op, call, b, called) do {	\
+#define SHMPOOL_HIT_COPY_(dst, src, n, op, call, b) do {		\
 	unsigned int i_;						\
 									\
 	for (i_ = 0; i_ < (n); i_++)					\
@@ -425,32 +422,25 @@ shmpool_offs_to_ptrs_(void **objs, const uint64_t *offs, unsigned int n,
 		char *base)
 {
 	SHMPOOL_HIT_COPY_(objs, offs, n, +, shmpool_copy_add_,
-		(uint64_t)(uintptr_t)base, (void)0);
+		(uint64_t)(uintptr_t)base);
 }
 
-/* offs[i] = objs[i] - base, for i < n (n >= 1); whether that was a call
- * to the library. */
-SHMPOOL_INLINE_ int
+/* offs[i] = objs[i] - base, for i < n (n >= 1). */
+SHMPOOL_INLINE_ void
 shmpool_ptrs_to_offs_(uint64_t *offs, void * const *objs, unsigned int n,
 		uintptr_t base)
 {
-	int called = 0;
-
 	SHMPOOL_HIT_COPY_(offs, objs, n, -, shmpool_copy_sub_,
-		(uint64_t)base, called = 1);
-	return called;
+		(uint64_t)base);
 }
 
 /* The top n objects of a cache whose w is w (n <= its length) to objs, in
  * order, and counted: the whole of a hit.  objbase is passed by value:
  * stores to objs[] may alias pool->objbase, and reloading it each time
  * would stop the copy from vectorising; so is w.  w is stored first, so
- * that it is not kept through the copy (around a plain C call to the
- * library's, from 32 objects, it was saved and restored: two
- * instructions, and a register taken from the caller's loop;
- * docs/PERFORMANCE.md): the objects are the caller's from then on, as
- * once the get has returned (a process killed in between takes them with
- * it, libshmpool(3)). */
+ * that it is not kept through the copy: the objects are the caller's
+ * from then on, as once the get has returned (a process killed in
+ * between takes them with it, libshmpool(3)). */
 SHMPOOL_INLINE_ void
 shmpool_cache_take_(struct shmpool *pool, void **objs, unsigned int n,
 		struct shmpool_cache *cache, uint64_t w)
@@ -476,23 +466,17 @@ shmpool_cache_take_(struct shmpool *pool, void **objs, unsigned int n,
  * fit), and counted.  The objects before the length, so that a process
  * killed in between leaves its cache as it was (the compiler barrier:
  * the two do not alias, and gcc would otherwise order them as it
- * likes; an asm call of SHMPOOL_COPY_ASM_ is one too).  After a plain C
- * call to the library's copy w is read again rather than kept through
- * the call (docs/PERFORMANCE.md); the asm call keeps the caller's
- * registers, w with them. */
+ * likes; an asm call of SHMPOOL_COPY_ASM_ is one too). */
 SHMPOOL_INLINE_ void
 shmpool_cache_push_(struct shmpool *pool, void * const *objs, unsigned int n,
 		struct shmpool_cache *cache, uint64_t w, uint32_t len)
 {
 	uint64_t add = n + n * SHMPOOL_W_PUT_OBJ_ + SHMPOOL_W_PUT_CALL_;
 
-	if (shmpool_ptrs_to_offs_(&cache->objs[len], objs, n,
-			(uintptr_t)pool->objbase)) {
-		cache->w += add;
-	} else {
-		cmm_barrier();
-		cache->w = w + add;
-	}
+	shmpool_ptrs_to_offs_(&cache->objs[len], objs, n,
+		(uintptr_t)pool->objbase);
+	cmm_barrier();
+	cache->w = w + add;
 }
 
 /*
