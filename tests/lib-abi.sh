@@ -3,7 +3,8 @@
 # (configure.ac: 0:0:0 until the first release), and it exports the
 # functions libshmpool(3) documents, the out-of-line entries that the
 # inline get/put of <shmpool/cache.h> call, and nothing else (the version
-# script, libshmpool/libshmpool.sym).
+# script, libshmpool/libshmpool.sym); and a program calls those entries
+# through the GOT (below).
 set -eu
 b="${top_builddir:-.}"
 s="${top_srcdir:-.}"
@@ -44,4 +45,29 @@ if ! cmp -s "$out/expected" "$out/exported"; then
 		sed 's/^</-/; s/^>/+/'
 	exit 1
 fi
-echo "lib-abi: ok ($(wc -l <"$out/exported") symbols, soname $soname)"
+
+# A program built with <shmpool.h> calls the two slow entries through
+# their GOT entries, not through PLT stubs (SHMPOOL_NOPLT_ in
+# <shmpool/cache.h>), where the compiler knows the noplt attribute
+# (gcc on x86): the demo, which gets and puts through the inline API.
+got=skipped
+if [ "$(uname -m)" = x86_64 ] && [ -n "${CC:-}" ] &&
+	printf '#if !defined(__has_attribute) || !__has_attribute(noplt)\n#error\n#endif\n' |
+	$CC -E -x c - >/dev/null 2>&1
+then
+	command -v objdump >/dev/null 2>&1 ||
+		{ echo "objdump is missing (Debian: binutils)"; exit 1; }
+	demo="$b/examples/.libs/shmpool-demo"
+	[ -e "$demo" ] || demo="$b/examples/shmpool-demo"
+	objdump -d "$demo" >"$out/demo.s"
+	for f in shmpool_generic_get_slow_ shmpool_generic_put_slow_; do
+		if grep -q "<$f@plt>" "$out/demo.s"; then
+			echo "the demo calls $f through the PLT"
+			exit 1
+		fi
+		grep -q "call  *\*0x[0-9a-f]*(%rip) .*<$f@" "$out/demo.s" ||
+			{ echo "the demo has no call of $f through the GOT"; exit 1; }
+	done
+	got=ok
+fi
+echo "lib-abi: ok ($(wc -l <"$out/exported") symbols, soname $soname; calls through the GOT: $got)"

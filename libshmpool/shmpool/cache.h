@@ -213,11 +213,20 @@ struct shmpool {
  * Out-of-line remainders of the get/put path (refill, flush, no cache,
  * bad arguments).  Exported for the inline code only; not for direct use.
  * The inline code tests pool and objs itself: these take them as not
- * NULL.
+ * NULL.  Called through the GOT entry, as -fno-plt would, rather than a
+ * PLT stub's jump: without a cache every get and put is such a call.
  */
-SHMPOOL_API int shmpool_generic_get_slow_(struct shmpool *pool,
+#if defined(__has_attribute)
+#if __has_attribute(noplt)
+#define SHMPOOL_NOPLT_	__attribute__((noplt))
+#endif
+#endif
+#ifndef SHMPOOL_NOPLT_
+#define SHMPOOL_NOPLT_
+#endif
+SHMPOOL_API SHMPOOL_NOPLT_ int shmpool_generic_get_slow_(struct shmpool *pool,
 		void **objs, unsigned int n, struct shmpool_cache *cache);
-SHMPOOL_API int shmpool_generic_put_slow_(struct shmpool *pool,
+SHMPOOL_API SHMPOOL_NOPLT_ int shmpool_generic_put_slow_(struct shmpool *pool,
 		void * const *objs, unsigned int n, struct shmpool_cache *cache);
 
 static inline void *
