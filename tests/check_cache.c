@@ -6,6 +6,13 @@
  * and every object a call returns is known exactly.  Built twice: with the
  * inline get/put and with the library's out-of-line twins.
  */
+/* The hit's long copies: AVX2 in line where the CPU has it, else a call
+ * to the library's copy; test_copy_sizes runs both (copy_wide 0 takes
+ * the call on a CPU with AVX2 too).  Before <shmpool.h>, which reads
+ * it. */
+static int copy_wide = 1;
+#define SHMPOOL_COPY_WIDE_	(copy_wide && __builtin_cpu_supports("avx2"))
+
 #include "config.h"
 
 #include <sched.h>
@@ -253,9 +260,10 @@ END_TEST
  * Every size from 1 to 300, and constant sizes around the copy's vector
  * counts, through a cache of 512 that holds at least 513:
  * each get is a hit that returns the cache's top n in order (the copies
- * inline and, from SHMPOOL_COPY_CALL_MIN_ objects, the library's), writes
- * nothing outside objs[0 .. n), and the put of them restores the cache
- * word for word, writing nothing outside its top n.
+ * inline and, from SHMPOOL_COPY_CALL_MIN_ objects, the AVX2 copy in line
+ * or the library's), writes nothing outside objs[0 .. n), and the put of
+ * them restores the cache word for word, writing nothing outside its top
+ * n.  Both ways of the long copies where the CPU has AVX2 (copy_wide).
  */
 /* A get of n from the cache (len of them) and the put of them back, as
  * test_copy_sizes describes; n a constant or not.  objs is the caller's
@@ -285,6 +293,8 @@ END_TEST
 
 START_TEST(test_copy_sizes)
 {
+	/* _i 0: the hit's long copies in line with AVX2 where the CPU has
+	 * it; 1: the call to the library's copy, whatever the CPU. */
 	static void *array[302];
 	static uint64_t saved[300];
 	void **objs = array + 1;
@@ -293,8 +303,11 @@ START_TEST(test_copy_sizes)
 	unsigned int n, i, len;
 	uint64_t below;
 
-	tu_create("sizes", 2048, 64, 512, 4);
-	pool = tu_attach("sizes", -1);
+	static const char *const name[] = { "sizes_wide", "sizes_call" };
+
+	copy_wide = _i == 0;
+	tu_create(name[_i], 2048, 64, 512, 4);
+	pool = tu_attach(name[_i], -1);
 	c = shmpool_default_cache(pool);
 	ck_assert_int_eq(shmpool_get(pool, objs), 0);
 	ck_assert_int_eq(shmpool_put(pool, objs[0]), 0);
@@ -1269,7 +1282,7 @@ cache_suite(void)
 	tcase_add_test(tc, test_failed_get_changes_nothing);
 	tcase_add_test(tc, test_bypass_uses_own_cache);
 	tcase_add_test(tc, test_cache_size_zero);
-	tcase_add_test(tc, test_copy_sizes);
+	tcase_add_loop_test(tc, test_copy_sizes, 0, 2);
 	tcase_add_test(tc, test_put_across_end);
 	tcase_add_test(tc, test_one_object_no_cache);
 	tcase_add_test(tc, test_bad_n_no_cache);

@@ -307,11 +307,13 @@ typedef uint64_t shmpool_u64_ __attribute__((may_alias));
 		SHMPOOL_VCOPY8_((dst) + (n) - 8, (src) + (n) - 8, op, b_); \
 } while (0)
 /* From this many objects on, a copy (of a run-time size, or a constant
- * from SHMPOOL_COPY_CONST_MAX_ up) is a call to the library, whose copy
- * uses the CPU's widest vectors (copy-x86_64.S): twice the bytes per
- * store of the 16-byte copy above, worth the call from 32 objects on (at
- * 16 the call costs more than it saves).  Where the C library picks
- * functions when it loads one (glibc's ifunc), on x86-64. */
+ * from SHMPOOL_COPY_CONST_MAX_ up) uses the CPU's widest vectors: on a
+ * CPU with AVX2, 32-byte vectors in line (SHMPOOL_COPY_AVX2_, below),
+ * twice the bytes per store of the 16-byte copy above; elsewhere, and in
+ * the large code model, a call to the library's copy (copy-x86_64.S),
+ * worth it from 32 objects on (at 16 the call cost more than it saved).
+ * Where the C library picks functions when it loads one (glibc's ifunc),
+ * on x86-64. */
 #if defined(__x86_64__) && defined(__GLIBC__)
 #define SHMPOOL_COPY_CALL_	1
 #define SHMPOOL_COPY_CALL_MIN_	32
@@ -321,7 +323,8 @@ SHMPOOL_API void shmpool_copy_add_(uint64_t *dst, const uint64_t *src,
 SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
 		unsigned int n, uint64_t b);
 /*
- * Called as a C function, the copy takes every caller-saved register,
+ * Where the hit calls the library's copy (no AVX2, SHMPOOL_COPY_WIDE_):
+ * called as a C function, the copy takes every caller-saved register,
  * and a loop of gets and puts keeps its own in them: the caller saved and
  * restored two or three at each call, and a put read its cache's w again
  * after it.  So the copies keep a convention of their own (the library's
@@ -361,42 +364,104 @@ SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
  */
 #if SHMPOOL_VCOPY_OK_
 #if SHMPOOL_COPY_ASM_
-/* The call marked unlikely, as gcc takes a plain call to be: left to
- * itself it laid the asm call in line and the small copies out of line
- * (cache 512, bulk 4 at 0.84 of the rate: docs/PERFORMANCE.md, What each
- * change bought).  The arguments are worked out before the registers are
- * bound. */
-#define SHMPOOL_COPY_CALL_IF_(dst, src, m, call, b)			\
-	if (__builtin_expect((m) >= SHMPOOL_COPY_CALL_MIN_, 0)) {	\
-		uint64_t *dv_ = (uint64_t *)(dst);			\
-		const uint64_t *sv_ = (const uint64_t *)(src);		\
-		uint64_t nv_ = (m), bv_ = (b);				\
-		register uint64_t *d_ __asm__("rdi") = dv_;		\
-		register const uint64_t *s_ __asm__("rsi") = sv_;	\
-		register uint64_t n_ __asm__("rdx") = nv_;		\
-		register uint64_t b_ __asm__("rcx") = bv_;		\
+/*
+ * Whether the hit may copy with AVX2 instructions itself: the CPU has
+ * them and the system keeps their registers, as the compiler's runtime
+ * found at startup (one test of a flag; before its constructors have run,
+ * no, and the hit calls the library's copy).  Not for definition by
+ * programs: the tests define it to take the call where the CPU has AVX2.
+ */
+#ifndef SHMPOOL_COPY_WIDE_
+#define SHMPOOL_COPY_WIDE_	__builtin_cpu_supports("avx2")
+#endif
+/* dst[i] = src[i] + b for i < m (m >= 32), in 32-byte vectors: 32
+ * objects a turn, the last turn placed to end at m, overlapping the one
+ * before (an object copied twice gets the same value); what
+ * copy-x86_64.S's AVX2 copy does, in line: no call, no stack, and only
+ * the registers the compiler gives it.  vneg turns b into -b in the
+ * vector (SHMPOOL_VNEG_SUB_), for a subtract.  The upper halves of the
+ * vector registers are zeroed after, as code built without AVX needs
+ * (and so the asm clobbers every vector register). */
+#define SHMPOOL_VNEG_ADD_	""
+#define SHMPOOL_VNEG_SUB_						\
+	"vpxor %%xmm1, %%xmm1, %%xmm1\n\t"				\
+	"vpsubq %%ymm0, %%ymm1, %%ymm0\n\t"
+#define SHMPOOL_V4_(off)						\
+	"vpaddq " #off "(%[s]), %%ymm0, %%ymm1\n\t"			\
+	"vmovdqu %%ymm1, " #off "(%[d],%[s])\n\t"
+#define SHMPOOL_COPY_AVX2_(dst, src, m, b, vneg) do {			\
+	uint64_t dv_ = (uint64_t)(uintptr_t)(dst);			\
+	uint64_t sv_ = (uint64_t)(uintptr_t)(src);			\
+	uint64_t nv_ = (m);						\
 									\
-		__asm__ volatile("add $-128, %%rsp\n\t"			\
-			"call *" #call "@GOTPCREL(%%rip)\n\t"		\
-			"sub $-128, %%rsp"				\
-			: "+r" (d_), "+r" (s_), "+r" (n_), "+r" (b_)	\
-			:						\
-			: "xmm0", "xmm1", "xmm2", "xmm3", "xmm4",	\
-			  "xmm5", "xmm6", "xmm7", "xmm8", "xmm9",	\
-			  "xmm10", "xmm11", "xmm12", "xmm13", "xmm14",	\
-			  "xmm15", "cc", "memory");			\
+	__asm__ volatile("vmovq %[bq], %%xmm0\n\t"			\
+		"vpbroadcastq %%xmm0, %%ymm0\n\t"			\
+		vneg							\
+		"lea -256(%[s],%[n],8), %[n]\n\t"			\
+		"sub %[s], %[d]\n"					\
+		"1:\n\t"						\
+		SHMPOOL_V4_(0) SHMPOOL_V4_(32)				\
+		SHMPOOL_V4_(64) SHMPOOL_V4_(96)				\
+		SHMPOOL_V4_(128) SHMPOOL_V4_(160)			\
+		SHMPOOL_V4_(192) SHMPOOL_V4_(224)			\
+		"cmp %[n], %[s]\n\t"					\
+		"jae 2f\n\t"						\
+		"add $256, %[s]\n\t"					\
+		"cmp %[n], %[s]\n\t"					\
+		"jbe 1b\n\t"						\
+		"mov %[n], %[s]\n\t"					\
+		"jmp 1b\n"						\
+		"2:\n\t"						\
+		"vzeroupper"						\
+		: [d] "+r" (dv_), [s] "+r" (sv_), [n] "+r" (nv_)	\
+		: [bq] "r" ((uint64_t)(b))				\
+		: "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",	\
+		  "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",	\
+		  "xmm12", "xmm13", "xmm14", "xmm15", "cc", "memory");	\
+} while (0)
+/* Without AVX2, the library's copy (its baseline build there), called
+ * with the convention above; the arguments are worked out before the
+ * registers are bound. */
+#define SHMPOOL_COPY_ASM_CALL_(dst, src, m, call, b) do {		\
+	uint64_t *dv_ = (uint64_t *)(dst);				\
+	const uint64_t *sv_ = (const uint64_t *)(src);			\
+	uint64_t nv_ = (m), bv_ = (b);					\
+	register uint64_t *d_ __asm__("rdi") = dv_;			\
+	register const uint64_t *s_ __asm__("rsi") = sv_;		\
+	register uint64_t n_ __asm__("rdx") = nv_;			\
+	register uint64_t b_ __asm__("rcx") = bv_;			\
+									\
+	__asm__ volatile("add $-128, %%rsp\n\t"				\
+		"call *" #call "@GOTPCREL(%%rip)\n\t"			\
+		"sub $-128, %%rsp"					\
+		: "+r" (d_), "+r" (s_), "+r" (n_), "+r" (b_)		\
+		:							\
+		: "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",	\
+		  "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",	\
+		  "xmm12", "xmm13", "xmm14", "xmm15", "cc", "memory");	\
+} while (0)
+/* Marked unlikely, as gcc takes a plain call to be: left to itself it
+ * laid the asm call in line and the small copies out of line (cache 512,
+ * bulk 4 at 0.84 of the rate: docs/PERFORMANCE.md, What each change
+ * bought). */
+#define SHMPOOL_COPY_CALL_IF_(dst, src, m, call, b, vneg)		\
+	if (__builtin_expect((m) >= SHMPOOL_COPY_CALL_MIN_, 0)) {	\
+		if (__builtin_expect(SHMPOOL_COPY_WIDE_, 1))		\
+			SHMPOOL_COPY_AVX2_(dst, src, m, b, vneg);	\
+		else							\
+			SHMPOOL_COPY_ASM_CALL_(dst, src, m, call, b);	\
 		break;							\
 	}
 #elif SHMPOOL_COPY_CALL_
-#define SHMPOOL_COPY_CALL_IF_(dst, src, m, call, b)			\
+#define SHMPOOL_COPY_CALL_IF_(dst, src, m, call, b, vneg)		\
 	if ((m) >= SHMPOOL_COPY_CALL_MIN_) {				\
 		call((uint64_t *)(dst), (const uint64_t *)(src), (m), (b)); \
 		break;							\
 	}
 #else
-#define SHMPOOL_COPY_CALL_IF_(dst, src, m, call, b)
+#define SHMPOOL_COPY_CALL_IF_(dst, src, m, call, b, vneg)
 #endif
-#define SHMPOOL_HIT_COPY_(dst, src, n, op, call, b) do {		\
+#define SHMPOOL_HIT_COPY_(dst, src, n, op, call, vneg, b) do {		\
 	unsigned int m_ = (n);						\
 									\
 	/* A large constant stays one where it takes the call, so that	\
@@ -411,12 +476,12 @@ SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
 			*(const shmpool_u64_ *)(src) op (b);		\
 		break;							\
 	}								\
-	SHMPOOL_COPY_CALL_IF_(dst, src, m_, call, b)			\
+	SHMPOOL_COPY_CALL_IF_(dst, src, m_, call, b, vneg)		\
 	SHMPOOL_COPY_((shmpool_u64_ *)(dst), (const shmpool_u64_ *)(src), \
 		m_, op, (b));						\
 } while (0)
 #else
-#define SHMPOOL_HIT_COPY_(dst, src, n, op, call, b) do {		\
+#define SHMPOOL_HIT_COPY_(dst, src, n, op, call, vneg, b) do {	\
 	unsigned int i_;						\
 									\
 	for (i_ = 0; i_ < (n); i_++)					\
@@ -431,6 +496,7 @@ shmpool_offs_to_ptrs_(void **objs, const uint64_t *offs, unsigned int n,
 		char *base)
 {
 	SHMPOOL_HIT_COPY_(objs, offs, n, +, shmpool_copy_add_,
+		SHMPOOL_VNEG_ADD_,
 		(uint64_t)(uintptr_t)base);
 }
 
@@ -440,6 +506,7 @@ shmpool_ptrs_to_offs_(uint64_t *offs, void * const *objs, unsigned int n,
 		uintptr_t base)
 {
 	SHMPOOL_HIT_COPY_(offs, objs, n, -, shmpool_copy_sub_,
+		SHMPOOL_VNEG_SUB_,
 		(uint64_t)base);
 }
 
