@@ -5,11 +5,13 @@
  * The inline get and put are compiled into the application, for the
  * instruction set it was built for (often the x86-64 baseline: 16-byte
  * vectors).  A copy of many objects is limited by the stores, one a cycle:
- * 32-byte vectors halve it.  So from SHMPOOL_COPY_CALL_MIN_ objects on the
- * inline code calls these, which are resolved once, when the library is
- * loaded, to the AVX2 build where the CPU has AVX2.  Both builds are
- * written in assembly (copy-x86_64.S), for the calling convention the
- * inline code calls them with; this file holds the ifunc resolvers.
+ * 32-byte vectors halve it.  So from SHMPOOL_COPY_CALL_MIN_ objects on
+ * the inline code copies with AVX2 itself where the CPU has it, and
+ * otherwise calls these (check_cache's test_copy_sizes makes it call
+ * them on a CPU with AVX2 too); they are resolved once, when the library is loaded, to the
+ * AVX2 build where the CPU has AVX2.  Both builds are written in assembly
+ * (copy-x86_64.S), for the calling convention the inline code calls them
+ * with; this file holds the ifunc resolvers.
  */
 #include "config.h"
 
