@@ -3,9 +3,10 @@
  * written out so that the registers they touch are known.
  *
  * The inline get and put call them from the middle of the caller's loop
- * (shmpool/cache.h, SHMPOOL_COPY_ASM_) on a CPU without AVX2 (with it,
- * the hit copies with AVX2 in line, the loop of copy_add_avx2 below:
- * SHMPOOL_COPY_AVX2_).  Called as a C function, every
+ * (shmpool/cache.h, SHMPOOL_COPY_ASM_) on a CPU without AVX2, and before
+ * the compiler's runtime has looked at the CPU (with AVX2, the hit
+ * copies in line, the loop of copy_add_avx2 below: SHMPOOL_COPY_AVX2_);
+ * code built for the large code model calls them as C functions.  Called as a C function, every
  * caller-saved register is lost, and a loop of gets keeps its pool, its
  * bounds and its counts in them: each call saved and restored two or three
  * of them, and the put read its cache's w again.  So the inline code calls

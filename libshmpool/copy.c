@@ -8,10 +8,10 @@
  * 32-byte vectors halve it.  So from SHMPOOL_COPY_CALL_MIN_ objects on
  * the inline code copies with AVX2 itself where the CPU has it, and
  * otherwise calls these (check_cache's test_copy_sizes makes it call
- * them on a CPU with AVX2 too); they are resolved once, when the library is loaded, to the
- * AVX2 build where the CPU has AVX2.  Both builds are written in assembly
- * (copy-x86_64.S), for the calling convention the inline code calls them
- * with; this file holds the ifunc resolvers.
+ * them on a CPU with AVX2 too); they are resolved once, when the library
+ * is loaded, to the AVX2 build where the CPU has AVX2.  Both builds are
+ * written in assembly (copy-x86_64.S), for the calling convention the
+ * inline code calls them with; this file holds the ifunc resolvers.
  */
 #include "config.h"
 

@@ -156,8 +156,9 @@ SHMPOOL_API int shmpool_detach(struct shmpool *pool);
  * from the ring when cache is NULL (then counted in the default cache's
  * slot).  A cache hit copies the cache's top n in order: no system call
  * and no lock, whatever n is, and no call under 32 objects (from 32 on,
- * on x86-64 with glibc, its copy is a call to the library's vector
- * copy).  A miss refills the cache from the
+ * on x86-64 with glibc, its copy uses AVX2 in line where the CPU has it,
+ * and is a call to the library's vector copy elsewhere).  A miss refills
+ * the cache from the
  * ring in one bulk (to its size plus n, or just what it lacks when the ring
  * has not that many) and returns the top n; a miss with n above the
  * cache's size goes straight to the ring, and takes all of this cache's

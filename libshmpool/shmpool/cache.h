@@ -243,8 +243,9 @@ shmpool_ptr_to_ref_(const struct shmpool *pool, const void *obj)
 }
 
 /*
- * The copies of a hit.  From SHMPOOL_COPY_CALL_MIN_ objects on they are a
- * call to the library (below).  Under that they go in 16-byte vectors:
+ * The copies of a hit.  From SHMPOOL_COPY_CALL_MIN_ objects on they use
+ * the CPU's widest vectors: AVX2 in line, or a call to the library
+ * (below).  Under that they go in 16-byte vectors:
  * from 8 objects, eight a turn and the last eight placed to end exactly
  * at n, overlapping what was copied before them (copying an object twice
  * writes the same value); under 8, no loop: objects 0-1 and the last
@@ -259,11 +260,12 @@ shmpool_ptr_to_ref_(const struct shmpool *pool, const void *obj)
  * it unrolled became scalar and half-vector moves (docs/PERFORMANCE.md,
  * commit 3b009a1: bulk 4, 1092 -> 1280 M objects/s).
  */
-/* A constant n from this up takes the call, with none of the run-time
- * size's tests; where there is no call it goes as a run-time one (the
- * loops made once for every size): no code is made for a large size
- * alone.  Equal to SHMPOOL_COPY_CALL_MIN_, so that a constant size either
- * stays inline or takes the call. */
+/* A constant n from this up takes the long copy (AVX2 in line or the
+ * call), with none of the run-time size's tests; where there is none it
+ * goes as a run-time one (the loops made once for every size): no code
+ * is made for a large size alone.  Equal to SHMPOOL_COPY_CALL_MIN_, so
+ * that a constant size either stays with the short copies or takes the
+ * long one. */
 #define SHMPOOL_COPY_CONST_MAX_	32
 
 #if defined(__GNUC__) && UINTPTR_MAX == UINT64_MAX
@@ -368,11 +370,16 @@ SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
  * Whether the hit may copy with AVX2 instructions itself: the CPU has
  * them and the system keeps their registers, as the compiler's runtime
  * found at startup (one test of a flag; before its constructors have run,
- * no, and the hit calls the library's copy).  Not for definition by
- * programs: the tests define it to take the call where the CPU has AVX2.
+ * no, and the hit calls the library's copy); always, in code built for
+ * AVX2.  Not for definition by programs: the tests define it to take the
+ * call where the CPU has AVX2.
  */
 #ifndef SHMPOOL_COPY_WIDE_
+#ifdef __AVX2__
+#define SHMPOOL_COPY_WIDE_	1
+#else
 #define SHMPOOL_COPY_WIDE_	__builtin_cpu_supports("avx2")
+#endif
 #endif
 /* dst[i] = src[i] + b for i < m (m >= 32), in 32-byte vectors: 32
  * objects a turn, the last turn placed to end at m, overlapping the one
@@ -464,8 +471,8 @@ SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
 #define SHMPOOL_HIT_COPY_(dst, src, n, op, call, vneg, b) do {		\
 	unsigned int m_ = (n);						\
 									\
-	/* A large constant stays one where it takes the call, so that	\
-	 * the tests below fold to the call alone. */			\
+	/* A large constant stays one where it takes the long copy, so \
+	 * that the tests below fold to that copy alone. */		\
 	if (!__builtin_constant_p(n) ||					\
 	    (!SHMPOOL_COPY_CALL_ && (n) >= SHMPOOL_COPY_CONST_MAX_))	\
 		SHMPOOL_OPAQUE_(m_);					\
