@@ -6,10 +6,11 @@
  * (shmpool/cache.h, SHMPOOL_COPY_ASM_) on a CPU without AVX2, and before
  * the compiler's runtime has looked at the CPU (with AVX2, the hit
  * copies in line, the loop of copy_add_avx2 below: SHMPOOL_COPY_AVX2_);
- * code built for the large code model calls them as C functions.  Called as a C function, every
- * caller-saved register is lost, and a loop of gets keeps its pool, its
- * bounds and its counts in them: each call saved and restored two or three
- * of them, and the put read its cache's w again.  So the inline code calls
+ * code built for the large code model calls them as C functions.
+ * Called as a C function, every caller-saved register is lost, and a
+ * loop of gets keeps its pool, its bounds and its counts in them: each
+ * call saved and restored two or three of them, and the put read its
+ * cache's w again.  So the inline code calls
  * them with a convention of its own, which these keep:
  *
  *   in:        %rdi dst, %rsi src, %edx n (n >= 32), %rcx b

@@ -360,7 +360,8 @@ SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
 
 /*
  * dst[i] = src[i] op b for i < n (n >= 1), 64-bit words both; call is
- * the library's copy of that op.  A constant n below
+ * the library's copy of that op, vneg what the inline AVX2 copy does to
+ * b for it (SHMPOOL_VNEG_ADD_ or _SUB_).  A constant n below
  * SHMPOOL_COPY_CONST_MAX_ keeps its value, so that the compiler decides
  * the copy's branches.
  */
