@@ -13,14 +13,14 @@
 
 #include "segment-internal.h"
 
-/* One put adds at most this many objects to its 14-bit field of w (see
- * struct shmpool_cache): from below 2^13 it stays below 2^14. */
-_Static_assert(SHMPOOL_CACHE_FLUSHTHRESH(SHMPOOL_CACHE_MAX_SIZE) < 1 << 13,
+/* One put adds at most this many objects to its 15-bit field of w (see
+ * struct shmpool_cache): from below 2^14 it stays below 2^15. */
+_Static_assert(SHMPOOL_CACHE_FLUSHTHRESH(SHMPOOL_CACHE_MAX_SIZE) < 1 << 14,
 	"a hit can overflow a field of the cache's word");
 /* The get calls between two folds, at most the objects in the cache after
  * the first and those put since (struct shmpool_cache), fit their 16-bit
  * field. */
-_Static_assert(SHMPOOL_CACHE_OBJS_MAX + (1 << 13) +
+_Static_assert(SHMPOOL_CACHE_OBJS_MAX + (1 << 14) +
 	SHMPOOL_CACHE_FLUSHTHRESH(SHMPOOL_CACHE_MAX_SIZE) < 1 << 16,
 	"a cache's get calls can overflow their field of w");
 /* The length, 16 bits of w, holds every object a cache can hold. */

@@ -26,8 +26,9 @@
 
 /* "SHMPOOL" and a NUL, read as a little-endian 64-bit number. */
 #define SEG_MAGIC		UINT64_C(0x004c4f4f504d4853)
-#define SEG_ABI_VERSION		8	/* 7: a ring per CPU; 8: the record
-					   of a put in the cache's line */
+#define SEG_ABI_VERSION		9	/* 7: a ring per CPU; 8: the record
+					   of a put in the cache's line; 9:
+					   the fields of a cache's w */
 
 /*
  * A pool's free objects are in nb_rings rings, a power of two up to

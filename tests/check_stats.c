@@ -184,7 +184,7 @@ fold_run(struct shmpool *pool, unsigned int cycles)
 }
 
 /* The hits' counts are folded from the cache's word into its totals
- * every 2^13 objects put, the get calls with them: many times here, and
+ * every 2^14 objects put, the get calls with them: many times here, and
  * nothing lost. */
 START_TEST(test_fold)
 {
@@ -225,10 +225,10 @@ START_TEST(test_fold)
 	 * hold less than one fold's worth. */
 	ck_assert_uint_eq(b.put_bulk, 1);
 	ck_assert_uint_ge(c->put_objs, (uint64_t)cycles * FOLD_CYCLE_OBJS -
-		(1 << 13) - 300);
+		(1 << 14) - 300);
 	ck_assert_uint_ge(c->get_success_bulk, cycles * FOLD_NB_SIZES -
-		(1 << 13));
-	ck_assert_uint_le(SHMPOOL_W_PUT_OBJS_(c->w), (1 << 13) + 300);
+		(1 << 14));
+	ck_assert_uint_le(SHMPOOL_W_PUT_OBJS_(c->w), (1 << 14) + 300);
 	ck_assert_uint_eq(c->seq % 2, 0);
 #endif
 	/* Released: the same totals, retired. */
@@ -236,6 +236,63 @@ START_TEST(test_fold)
 	pool = tu_attach("fold", -1);
 	tu_check_stats(pool, SHMPOOL_STATS_RETIRED, &e, "retired");
 	shmpool_detach(pool);
+}
+END_TEST
+
+/*
+ * The fold comes exactly where the objects put by hits reach 2^14: the
+ * put that finds them there goes to the slow path, which folds the word
+ * (the objects put, and the put and get calls with them) and then puts.
+ * Gets and puts of one object, hits all but the first get (a refill,
+ * which folds and then counts itself): each adds one to its fields.
+ */
+START_TEST(test_fold_point)
+{
+#if SHMPOOL_STATS
+	struct shmpool *pool;
+	struct shmpool_cache *c;
+	uint64_t put_objs, put_bulk, get_bulk;
+	unsigned int f0, i;
+	void *obj;
+
+	tu_create("foldpt", 2048, 64, 512, 4);
+	pool = tu_attach("foldpt", -1);
+	c = shmpool_default_cache(pool);
+	ck_assert_int_eq(shmpool_get(pool, &obj), 0);
+	ck_assert_int_eq(shmpool_put(pool, obj), 0);
+	f0 = SHMPOOL_W_PUT_OBJS_(c->w);
+	ck_assert_uint_eq(f0, 1);
+	ck_assert_uint_eq(SHMPOOL_W_PUT_CALLS_(c->w), 1);
+	ck_assert_uint_eq(SHMPOOL_W_GET_CALLS_(c->w), 1);
+	put_objs = c->put_objs;
+	put_bulk = c->put_bulk;
+	get_bulk = c->get_success_bulk;
+	for (i = f0; i < 1 << 14; i++) {
+		ck_assert_int_eq(shmpool_get(pool, &obj), 0);
+		ck_assert_int_eq(shmpool_put(pool, obj), 0);
+	}
+	/* 2^14 - 1 more of each, not folded yet. */
+	ck_assert_uint_eq(SHMPOOL_W_PUT_OBJS_(c->w), 1 << 14);
+	ck_assert_uint_eq(SHMPOOL_W_PUT_CALLS_(c->w), 1 << 14);
+	ck_assert_uint_eq(SHMPOOL_W_GET_CALLS_(c->w), 1 << 14);
+	ck_assert_uint_eq(SHMPOOL_W_LEN_(c->w), 513);
+	ck_assert_uint_eq(c->put_objs, put_objs);
+	ck_assert_uint_eq(c->put_bulk, put_bulk);
+	ck_assert_uint_eq(c->get_success_bulk, get_bulk);
+	/* The get is a hit; the put folds, then counts itself in the
+	 * word. */
+	ck_assert_int_eq(shmpool_get(pool, &obj), 0);
+	ck_assert_int_eq(shmpool_put(pool, obj), 0);
+	ck_assert_uint_eq(c->w, SHMPOOL_W_PUT_OBJ_ + SHMPOOL_W_PUT_CALL_ +
+		513);
+	ck_assert_uint_eq(c->put_objs, put_objs + (1 << 14));
+	ck_assert_uint_eq(c->put_bulk, put_bulk + (1 << 14));
+	ck_assert_uint_eq(c->get_success_bulk, get_bulk + (1 << 14) + 1);
+	ck_assert_uint_eq(c->seq % 2, 0);
+	shmpool_detach(pool);
+#else
+	printf("test_fold_point: built without stats, nothing to fold\n");
+#endif
 }
 END_TEST
 
@@ -570,6 +627,7 @@ stats_suite(void)
 	tcase_add_test(tc, test_bad_arguments);
 	tcase_add_test(tc, test_slow_entries);
 	tcase_add_test(tc, test_fold);
+	tcase_add_test(tc, test_fold_point);
 	tcase_add_test(tc, test_fold_gets);
 	tcase_add_test(tc, test_read_while_hitting);
 	tcase_add_test(tc, test_read_mid_change);

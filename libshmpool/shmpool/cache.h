@@ -46,22 +46,25 @@
  *
  *   bits  0..15   len, the objects in objs[0 .. len) (at most 6144 after
  *                 a call; 8192 for a moment, in a refill before its take)
- *   bits 16..29   objects put by hits
- *   bits 30..45   get calls that hit
- *   bits 46..61   put calls that hit
+ *   bits 16..30   objects put by hits
+ *   bits 31..46   get calls that hit
+ *   bits 47..62   put calls that hit
  *
- * so that a get of n adds 2^30 - n (a 32-bit immediate) and a put 2^46 +
+ * so that a get of n adds 2^31 - n (a 32-bit immediate) and a put 2^47 +
  * n * (2^16 + 1), one add either way, a constant when n is.  The fields
  * are folded into the totals by every refill, every flush of a cache that
  * holds objects, and the slow path of a put that finds the fold bit of
- * the objects put set: bit 29 of the word (bit 13 of that field),
- * which a put hit takes into the length it compares with its threshold
- * (SHMPOOL_W_PUT_LEN_), so that from 2^13 objects put the next put goes
- * to the slow path.  The put fields stay under 2^14: a put adds at most
- * 6144 objects, and one call with one object at least.  A get hit tests
- * nothing: between two folds, each takes an object that was in the cache
- * after the first (at most 8192) or was put since (under 2^13 + 6144),
- * so that the get calls stay under 2^16 (static assertions in cache.c).
+ * the objects put set: bit 30 of the word (bit 14 of that field, the
+ * highest that a 32-bit mask reaches with the length and the get calls'
+ * addend stays a 32-bit immediate), which a put hit takes into the
+ * length it compares with its threshold (SHMPOOL_W_PUT_LEN_), so that
+ * from 2^14 objects put the next put goes to the slow path: a fold every
+ * 2^14 objects put by hits at most.  The put fields stay under 2^15: a
+ * put adds at most 6144 objects, and one call with one object at least.
+ * A get hit tests nothing: between two folds, each takes an object that
+ * was in the cache after the first (at most 8192) or was put since
+ * (under 2^14 + 6144), so that the get calls stay under 2^16 (static
+ * assertions in cache.c).
  * The objects got by hits are not counted, they follow: every object
  * that went into the cache and did not leave it by a flush, nor is in it,
  * left it by a get.
@@ -151,23 +154,23 @@ struct shmpool_cache {
 
 /* The fields of w. */
 #define SHMPOOL_W_LEN_(w)	((uint32_t)(uint16_t)(w))
-#define SHMPOOL_W_PUT_OBJS_(w)	((uint32_t)((w) >> 16) & 0x3fff)
-#define SHMPOOL_W_GET_CALLS_(w)	((uint32_t)(uint16_t)((w) >> 30))
-#define SHMPOOL_W_PUT_CALLS_(w)	((uint32_t)(uint16_t)((w) >> 46))
+#define SHMPOOL_W_PUT_OBJS_(w)	((uint32_t)((w) >> 16) & 0x7fff)
+#define SHMPOOL_W_GET_CALLS_(w)	((uint32_t)(uint16_t)((w) >> 31))
+#define SHMPOOL_W_PUT_CALLS_(w)	((uint32_t)(uint16_t)((w) >> 47))
 #if SHMPOOL_STATS
 /* What a hit adds to w besides its length: a get call (a 32-bit
  * immediate with the length's part), a put call, and per object put. */
-#define SHMPOOL_W_GET_CALL_	(UINT64_C(1) << 30)
-#define SHMPOOL_W_PUT_CALL_	(UINT64_C(1) << 46)
+#define SHMPOOL_W_GET_CALL_	(UINT64_C(1) << 31)
+#define SHMPOOL_W_PUT_CALL_	(UINT64_C(1) << 47)
 #define SHMPOOL_W_PUT_OBJ_	(UINT64_C(1) << 16)
-/* The fields are to be folded: bit 13 of the objects put, bit 29 of w
+/* The fields are to be folded: bit 14 of the objects put, bit 30 of w
  * (the get calls need no test, above). */
-#define SHMPOOL_W_PUT_FULL_(w)	(((w) >> 29) & 1)
-/* The length with the put field's fold bit, 2^29 when it is set, and
+#define SHMPOOL_W_PUT_FULL_(w)	(((w) >> 30) & 1)
+/* The length with the put field's fold bit, 2^30 when it is set, and
  * whether a put of n fits under the threshold ft after len: one compare
  * for both, made in 64 bits, so that n == 0 (n - 1 is 2^32 - 1) and a
- * field to fold (len from 2^29) both exceed ft. */
-#define SHMPOOL_W_PUT_LEN_(w)	((uint32_t)(w) & UINT32_C(0x2000ffff))
+ * field to fold (len from 2^30) both exceed ft. */
+#define SHMPOOL_W_PUT_LEN_(w)	((uint32_t)(w) & UINT32_C(0x4000ffff))
 #define SHMPOOL_PUT_FITS_(n, len, ft)	((uint64_t)((n) - 1) + (len) < (ft))
 #else
 #define SHMPOOL_W_GET_CALL_	0
