@@ -558,7 +558,12 @@ SHMPOOL_INLINE_ void
 shmpool_cache_push_(struct shmpool *pool, void * const *objs, unsigned int n,
 		struct shmpool_cache *cache, uint64_t w, uint32_t len)
 {
-	uint64_t add = n + n * SHMPOOL_W_PUT_OBJ_ + SHMPOOL_W_PUT_CALL_;
+	/* n + n * 2^16 + 2^47, the put call's bit set rather than added:
+	 * one bts where the add of 2^47 takes a movabs too (the loop of
+	 * puts builds it once; a put that fits has n under 2^14, so that
+	 * the bit was clear). */
+	uint64_t add = ((uint64_t)n * (SHMPOOL_W_PUT_OBJ_ + 1)) |
+		SHMPOOL_W_PUT_CALL_;
 
 	shmpool_ptrs_to_offs_(&cache->objs[len], objs, n,
 		(uintptr_t)pool->objbase);
