@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -183,6 +184,25 @@ fold_run(struct shmpool *pool, unsigned int cycles)
 	return 0;
 }
 
+/* A pool of 2048 objects with caches of 512, attached: its default cache
+ * (*c) refilled once with 513 objects by a get of one and holding them
+ * all again after the put of it, so that gets and puts of up to 512
+ * then hit. */
+static struct shmpool *
+fold_pool(const char *name, struct shmpool_cache **c)
+{
+	struct shmpool *pool;
+	void *obj;
+
+	tu_create(name, 2048, 64, 512, 4);
+	pool = tu_attach(name, -1);
+	*c = shmpool_default_cache(pool);
+	ck_assert_int_eq(shmpool_get(pool, &obj), 0);
+	ck_assert_int_eq(shmpool_put(pool, obj), 0);
+	ck_assert_uint_eq(shmpool_cache_len_(*c), 513);
+	return pool;
+}
+
 /* The hits' counts are folded from the cache's word into its totals
  * every 2^14 objects put, the get calls with them: many times here, and
  * nothing lost. */
@@ -193,15 +213,8 @@ START_TEST(test_fold)
 	struct shmpool_stats e;
 	struct shmpool *pool;
 	struct shmpool_cache *c;
-	void *obj;
 
-	tu_create("fold", 2048, 64, 512, 4);
-	pool = tu_attach("fold", -1);
-	c = shmpool_default_cache(pool);
-	/* One refill of 513, then hits only. */
-	ck_assert_int_eq(shmpool_get(pool, &obj), 0);
-	ck_assert_int_eq(shmpool_put(pool, obj), 0);
-	ck_assert_uint_eq(shmpool_cache_len_(c), 513);
+	pool = fold_pool("fold", &c);
 	ck_assert_int_eq(shmpool_stats_read(pool, 0, &b), 0);
 	ck_assert_int_eq(fold_run(pool, cycles), 0);
 	ck_assert_uint_eq(shmpool_cache_len_(c), 513);
@@ -255,11 +268,7 @@ START_TEST(test_fold_point)
 	unsigned int f0, i;
 	void *obj;
 
-	tu_create("foldpt", 2048, 64, 512, 4);
-	pool = tu_attach("foldpt", -1);
-	c = shmpool_default_cache(pool);
-	ck_assert_int_eq(shmpool_get(pool, &obj), 0);
-	ck_assert_int_eq(shmpool_put(pool, obj), 0);
+	pool = fold_pool("foldpt", &c);
 	f0 = SHMPOOL_W_PUT_OBJS_(c->w);
 	ck_assert_uint_eq(f0, 1);
 	ck_assert_uint_eq(SHMPOOL_W_PUT_CALLS_(c->w), 1);
