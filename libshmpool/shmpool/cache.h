@@ -54,13 +54,14 @@
  * n * (2^16 + 1), one add either way, a constant when n is.  The fields
  * are folded into the totals by every refill, every flush of a cache that
  * holds objects, and the slow path of a put that finds the fold bit of
- * the objects put set: bit 30 of the word (bit 14 of that field, the
- * highest that a 32-bit mask reaches with the length and the get calls'
- * addend stays a 32-bit immediate), which a put hit takes into the
- * length it compares with its threshold (SHMPOOL_W_PUT_LEN_), so that
- * from 2^14 objects put the next put goes to the slow path: a fold every
- * 2^14 objects put by hits at most.  The put fields stay under 2^15: a
- * put adds at most 6144 objects, and one call with one object at least.
+ * the objects put set: bit 30 of the word (bit 14 of that field; the
+ * get calls' field starts at bit 31 at most, so that a get's addend
+ * 2^G - n stays a 32-bit immediate, and the objects put sit below it),
+ * which a put hit takes into the length it compares with its threshold
+ * (SHMPOOL_W_PUT_LEN_), so that from 2^14 objects put the next put goes
+ * to the slow path: at most one fold per 2^14 objects put by hits.  The
+ * put fields stay under 2^15: a put adds at most 6144 objects, and one
+ * call with one object at least.
  * A get hit tests nothing: between two folds, each takes an object that
  * was in the cache after the first (at most 8192) or was put since
  * (under 2^14 + 6144), so that the get calls stay under 2^16 (static
@@ -560,8 +561,8 @@ shmpool_cache_push_(struct shmpool *pool, void * const *objs, unsigned int n,
 {
 	/* n + n * 2^16 + 2^47, the put call's bit set rather than added:
 	 * one bts where the add of 2^47 takes a movabs too (the loop of
-	 * puts builds it once; a put that fits has n under 2^14, so that
-	 * the bit was clear). */
+	 * puts builds it once).  The same for any n under 2^31, where
+	 * n * (2^16 + 1) is under 2^47; a put hit's n is at most 6144. */
 	uint64_t add = ((uint64_t)n * (SHMPOOL_W_PUT_OBJ_ + 1)) |
 		SHMPOOL_W_PUT_CALL_;
 
