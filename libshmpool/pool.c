@@ -419,6 +419,7 @@ shmpool_attach(const char *name, const struct shmpool_attach_opts *opts,
 			return ret;
 		}
 	}
+	pool_slow_paths(h);
 	pthread_mutex_lock(&handles_lock);
 	cds_list_add(&h->node, &handles);
 	pthread_mutex_unlock(&handles_lock);

@@ -127,10 +127,13 @@ struct ring {
  * once and checked against the mapping, never re-read from shared memory.
  */
 struct ring_view {
-	struct ring *r;
-	uint64_t *ents;
+	/* size and mask first: struct pool_handle's rings[0].size and
+	 * .mask, which a get or put past the cache reads, then end within
+	 * its first two cache lines (pool.c). */
 	uint32_t size;
 	uint32_t mask;
+	struct ring *r;
+	uint64_t *ents;
 };
 
 enum ring_mode {

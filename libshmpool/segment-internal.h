@@ -253,6 +253,7 @@ int pool_open_fd(int fd, const char *what, const char *name,
 int pool_open_file(const char *path, const char *name, int writable,
 		struct pool_handle **hp);
 void pool_close(struct pool_handle *h);
+void pool_slow_paths(struct pool_handle *h);
 int slot_claim_for(struct pool_handle *h, unsigned int size, pid_t pid,
 		uint64_t start_time, uint32_t *slotp);
 struct pool_handle *pool_find_cache(const struct shmpool_cache *cache);

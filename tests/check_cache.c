@@ -346,7 +346,7 @@ START_TEST(test_cache_size_zero)
 {
 	struct shmpool *pool;
 	struct shmpool_cache *c;
-	void *objs[4];
+	void *objs[4], *big[129];
 
 	tu_create("nocache", 128, 64, 32, 4);
 	pool = tu_attach("nocache", 0);
@@ -365,6 +365,21 @@ START_TEST(test_cache_size_zero)
 	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 4), 0);
 	ck_assert_uint_eq(shmpool_cache_len_(c), 0);
 	ck_assert_uint_eq(ring_objs(pool), 128);
+	/* A long n (RING_WIDE_MIN and up) by the same calls: the ring's
+	 * next 40; above the pool's size, refused. */
+	ck_assert_int_eq(shmpool_get_bulk(pool, big, 40), 0);
+	assert_objs(pool, big, 40, 4);
+	ck_assert_uint_eq(ring_objs(pool), 88);
+	ck_assert_int_eq(shmpool_put_bulk(pool, big, 40), 0);
+	ck_assert_uint_eq(ring_objs(pool), 128);
+	ck_assert_int_eq(shmpool_get_bulk(pool, big, 129), -EINVAL);
+	ck_assert_int_eq(shmpool_put_bulk(pool, big, 129), -EINVAL);
+	ck_assert_uint_eq(shmpool_cache_len_(c), 0);
+	tu_check_stats(pool, shmpool_cache_slot(c), &(struct shmpool_stats){
+		.put_bulk = 2, .put_objs = 44,
+		.put_common_pool_bulk = 2, .put_common_pool_objs = 44,
+		.get_common_pool_bulk = 2, .get_common_pool_objs = 44,
+		.get_success_bulk = 2, .get_success_objs = 44 }, "size 0");
 	shmpool_detach(pool);
 }
 END_TEST
@@ -485,9 +500,29 @@ direct_counts(uint64_t calls, uint64_t objs)
 		.get_success_bulk = calls, .get_success_objs = objs };
 }
 
+/* A get or put of n for test_bad_n_no_cache(): through cache c, or, with
+ * dflt, through the default cache's own calls (shmpool_get_bulk(),
+ * shmpool_put_bulk(): the pool's pointers, struct shmpool). */
+static int
+get_via(struct shmpool *pool, void **objs, unsigned int n,
+		struct shmpool_cache *c, int dflt)
+{
+	return dflt ? shmpool_get_bulk(pool, objs, n) :
+		shmpool_generic_get(pool, objs, n, c);
+}
+
+static int
+put_via(struct shmpool *pool, void * const *objs, unsigned int n,
+		struct shmpool_cache *c, int dflt)
+{
+	return dflt ? shmpool_put_bulk(pool, objs, n) :
+		shmpool_generic_put(pool, objs, n, c);
+}
+
 /*
  * A bad n through a cache of size 0 (the default one of a pool without
- * caches, a claimed one) and through none: 0, and above the pool's size
+ * caches, by shmpool_generic_get() and by shmpool_get_bulk(); a claimed
+ * one) and through none: 0, and above the pool's size
  * whether the ring's array could hold that many or not, is -EINVAL,
  * counts nothing and moves nothing, with the objects in the ring and
  * with them all out (where a get of a short n tries the ring before it
@@ -499,7 +534,7 @@ START_TEST(test_bad_n_no_cache)
 {
 	static const unsigned int bad[] = { 0, 11, 16, 17, 31, 32, 40 };
 	const unsigned int nbad = sizeof(bad) / sizeof(bad[0]);
-	struct shmpool_cache *caches[3], *c;
+	struct shmpool_cache *caches[4], *c;
 	struct shmpool_stats e;
 	struct shmpool *pool;
 	void *objs[40], *out[40];
@@ -511,40 +546,41 @@ START_TEST(test_bad_n_no_cache)
 	caches[0] = shmpool_default_cache(pool);
 	ck_assert_int_eq(shmpool_cache_claim(pool, 0, &caches[1]), 0);
 	caches[2] = NULL;
-	for (k = 0; k < 3; k++) {
+	caches[3] = caches[0];	/* by shmpool_get_bulk() */
+	for (k = 0; k < 4; k++) {
 		c = caches[k];
 		/* j 0: the 10 in the ring; 1: the 10 out, in objs (and
 		 * again in objs[10 ..), refused before they are read). */
 		for (j = 0; j < 2; j++) {
 			if (j == 1) {
-				ck_assert_int_eq(shmpool_generic_get(pool,
-					objs, 10, c), 0);
+				ck_assert_int_eq(get_via(pool, objs, 10, c,
+					k == 3), 0);
 				for (i = 10; i < 40; i++)
 					objs[i] = objs[i % 10];
 			}
 			for (i = 0; i < nbad; i++) {
-				ck_assert_msg(shmpool_generic_get(pool, out,
-					bad[i], c) == -EINVAL, "cache %u, "
+				ck_assert_msg(get_via(pool, out, bad[i], c,
+					k == 3) == -EINVAL, "cache %u, "
 					"%s: a get of %u is not refused", k,
 					j ? "all out" : "all in", bad[i]);
 				if (j == 1)
-					ck_assert_msg(shmpool_generic_put(pool,
-						objs, bad[i], c) == -EINVAL,
+					ck_assert_msg(put_via(pool, objs,
+						bad[i], c, k == 3) == -EINVAL,
 						"cache %u: a put of %u is not "
 						"refused", k, bad[i]);
 				ck_assert_uint_eq(ring_objs(pool),
 					j ? 0 : 10);
 			}
 			if (j == 1)
-				ck_assert_int_eq(shmpool_generic_put(pool,
-					objs, 10, c), 0);
+				ck_assert_int_eq(put_via(pool, objs, 10, c,
+					k == 3), 0);
 		}
 	}
 	ck_assert_uint_eq(uatomic_read(&caches[0]->ring_op), 0);
 	ck_assert_uint_eq(uatomic_read(&caches[1]->ring_op), 0);
-	/* The get and put of 10 through each; NULL's in the default
-	 * cache. */
-	e = direct_counts(2, 20);
+	/* The get and put of 10 through each; NULL's and
+	 * shmpool_get_bulk()'s in the default cache. */
+	e = direct_counts(3, 30);
 	tu_check_stats(pool, shmpool_cache_slot(caches[0]), &e, "default");
 	e = direct_counts(1, 10);
 	tu_check_stats(pool, shmpool_cache_slot(caches[1]), &e, "claimed");
@@ -565,7 +601,7 @@ START_TEST(test_bad_n_no_cache)
 			"empty ring at entry 0: a get of %u is not refused",
 			bad[i]);
 	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 10), 0);
-	e = direct_counts(3 + turns, 10 * (3 + turns));
+	e = direct_counts(4 + turns, 10 * (4 + turns));
 	tu_check_stats(pool, shmpool_cache_slot(caches[0]), &e,
 		"default, at the end");
 	shmpool_detach(pool);

@@ -49,7 +49,10 @@ fi
 # A program built with <shmpool.h> calls the two slow entries through
 # their GOT entries, not through PLT stubs (SHMPOOL_NOPLT_ in
 # <shmpool/cache.h>), where the compiler knows the noplt attribute
-# (gcc on x86): the demo, which gets and puts through the inline API.
+# (gcc on x86): check_cache, which gets and puts through
+# shmpool_generic_get() and shmpool_generic_put().  The calls through the
+# default cache (shmpool_get_bulk() and the others) call neither: they
+# go through the pool's own pointers (struct shmpool), as in the demo.
 got=skipped
 if [ "$(uname -m)" = x86_64 ] && [ -n "${CC:-}" ] &&
 	printf '#if !defined(__has_attribute) || !__has_attribute(noplt)\n#error\n#endif\n' |
@@ -57,16 +60,23 @@ if [ "$(uname -m)" = x86_64 ] && [ -n "${CC:-}" ] &&
 then
 	command -v objdump >/dev/null 2>&1 ||
 		{ echo "objdump is missing (Debian: binutils)"; exit 1; }
+	prog="$b/tests/.libs/check_cache"
+	[ -e "$prog" ] || prog="$b/tests/check_cache"
 	demo="$b/examples/.libs/shmpool-demo"
 	[ -e "$demo" ] || demo="$b/examples/shmpool-demo"
+	objdump -d "$prog" >"$out/prog.s"
 	objdump -d "$demo" >"$out/demo.s"
 	for f in shmpool_generic_get_slow_ shmpool_generic_put_slow_; do
-		if grep -q "<$f@plt>" "$out/demo.s"; then
-			echo "the demo calls $f through the PLT"
+		if grep -q "<$f@plt>" "$out/prog.s"; then
+			echo "check_cache calls $f through the PLT"
 			exit 1
 		fi
-		grep -q "callq\{0,1\}  *\*0x[0-9a-f]*(%rip) .*<$f@" "$out/demo.s" ||
-			{ echo "the demo has no call of $f through the GOT"; exit 1; }
+		grep -q "callq\{0,1\}  *\*0x[0-9a-f]*(%rip) .*<$f@" "$out/prog.s" ||
+			{ echo "check_cache has no call of $f through the GOT"; exit 1; }
+		if grep -q "<$f@" "$out/demo.s"; then
+			echo "the demo, with the default cache only, refers to $f"
+			exit 1
+		fi
 	done
 	got=ok
 fi

@@ -198,6 +198,15 @@ struct shmpool {
 	char *objbase;			/* the object area in this process */
 	struct shmpool_cache *cache;	/* this attachment's default cache,
 					   never NULL */
+	/* The rest of a get or put through the default cache that the
+	 * inline path did not make: the library's, chosen for the default
+	 * cache's size when attached (for a cache of size 0, the ring
+	 * alone, with none of shmpool_generic_get_slow_()'s tests of the
+	 * cache).  In the process's own memory, as is the whole struct. */
+	int (*get_slow_)(struct shmpool *pool, void **objs, unsigned int n,
+		struct shmpool_cache *cache);
+	int (*put_slow_)(struct shmpool *pool, void * const *objs,
+		unsigned int n, struct shmpool_cache *cache);
 };
 
 #if SHMPOOL_STATS
@@ -215,10 +224,13 @@ struct shmpool {
 
 /*
  * Out-of-line remainders of the get/put path (refill, flush, no cache,
- * bad arguments).  Exported for the inline code only; not for direct use.
- * The inline code tests pool and objs itself: these take them as not
- * NULL.  Called through the GOT entry, as -fno-plt would, rather than a
- * PLT stub's jump: without a cache every get and put is such a call.
+ * bad arguments), for any cache: those of shmpool_generic_get() and
+ * shmpool_generic_put() (the calls through the default cache take
+ * struct shmpool's pointers).  Exported for the inline code only; not for
+ * direct use.  The inline code tests pool and objs itself: these take
+ * them as not NULL.  Called through the GOT entry, as -fno-plt would,
+ * rather than a PLT stub's jump: without a cache every get and put is
+ * such a call.
  */
 #if defined(__has_attribute)
 #if __has_attribute(noplt)
@@ -656,7 +668,7 @@ _shmpool_get_bulk(struct shmpool *pool, void **objs, unsigned int n)
 		return -EINVAL;
 	if (caa_likely(shmpool_hit_get_(pool, objs, n, pool->cache)))
 		return 0;
-	return shmpool_generic_get_slow_(pool, objs, n, pool->cache);
+	return pool->get_slow_(pool, objs, n, pool->cache);
 }
 
 SHMPOOL_INLINE_ int
@@ -666,7 +678,7 @@ _shmpool_put_bulk(struct shmpool *pool, void * const *objs, unsigned int n)
 		return -EINVAL;
 	if (caa_likely(shmpool_hit_put_(pool, objs, n, pool->cache)))
 		return 0;
-	return shmpool_generic_put_slow_(pool, objs, n, pool->cache);
+	return pool->put_slow_(pool, objs, n, pool->cache);
 }
 
 SHMPOOL_INLINE_ int
