@@ -459,8 +459,9 @@ get_direct_rest(struct pool_handle *h, void **objs, unsigned int n,
 		struct shmpool_cache *cache, struct shmpool_cache *st,
 		unsigned int i)
 {
-	/* The short try of shmpool_generic_get_slow_() comes before the
-	 * test of n: above the pool's size, it cannot have got them. */
+	/* The short try of shmpool_generic_get_slow_() and
+	 * get_slow_size0() comes before the test of n: above the pool's
+	 * size, it cannot have got them. */
 	if (caa_unlikely(n > h->obj_count))
 		return -EINVAL;
 	if (rings_get_rest(h, objs, RING_PTRS, h->pub.objbase, n, i, st) <= 0)
@@ -606,9 +607,11 @@ get_idle_several(struct pool_handle *h, void **objs, unsigned int n,
 }
 
 /*
- * What the inline get did not do.  First and alone, so that it takes few
- * instructions: a get of a short n (ring_short_n()) through a cache of
- * size 0, the default one of a pool without caches (cache_idle_for()):
+ * What the inline get did not do, through any cache (the calls through
+ * the default cache take get_slow_size0() for one of size 0, below).
+ * First and alone, so that it takes few instructions: a get of a short n
+ * (ring_short_n()) through a cache of size 0, a claimed one or the
+ * default one of a pool without caches (cache_idle_for()):
  * the short try on the ring, in a function of its own for one object and
  * for several, which saves no register here (get_idle_one(),
  * get_idle_several()).  n is tested against the pool's size only if that

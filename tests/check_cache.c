@@ -156,6 +156,9 @@ START_TEST(test_bypass)
 	tu_create("bypass", 1024, 64, 32, 4);
 	pool = tu_attach("bypass", -1);
 	c = shmpool_default_cache(pool);
+	/* A default cache of 32: its calls take the generic entries. */
+	ck_assert(pool->get_slow_ == shmpool_generic_get_slow_);
+	ck_assert(pool->put_slow_ == shmpool_generic_put_slow_);
 
 	/* A get of 33 > size 32: straight from the ring, cache untouched. */
 	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 33), 0);
@@ -353,6 +356,13 @@ START_TEST(test_cache_size_zero)
 	c = shmpool_default_cache(pool);
 	ck_assert_uint_eq(c->size, 0);
 	ck_assert_uint_eq(c->flushthresh, 0);
+	/* The calls through the default cache go to the library's get and
+	 * put for a cache of size 0 (pool_slow_paths()), not to the generic
+	 * entries (test_bypass: a cache of 32). */
+	ck_assert(pool->get_slow_ != NULL);
+	ck_assert(pool->put_slow_ != NULL);
+	ck_assert(pool->get_slow_ != shmpool_generic_get_slow_);
+	ck_assert(pool->put_slow_ != shmpool_generic_put_slow_);
 	/* The base twice, aligned, for the short copies (ring_v2_base()). */
 	ck_assert_uint_eq((uintptr_t)pool_handle(pool)->objbase2 & 15, 0);
 	ck_assert_uint_eq(pool_handle(pool)->objbase2[0],

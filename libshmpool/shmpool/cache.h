@@ -229,8 +229,8 @@ struct shmpool {
  * struct shmpool's pointers).  Exported for the inline code only; not for
  * direct use.  The inline code tests pool and objs itself: these take
  * them as not NULL.  Called through the GOT entry, as -fno-plt would,
- * rather than a PLT stub's jump: without a cache every get and put is
- * such a call.
+ * rather than a PLT stub's jump: without a cache every get and put of
+ * those calls is such a call.
  */
 #if defined(__has_attribute)
 #if __has_attribute(noplt)
