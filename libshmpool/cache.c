@@ -606,6 +606,18 @@ get_idle_several(struct pool_handle *h, void **objs, unsigned int n,
 	return get_idle_in(h, objs, n, cache);
 }
 
+/* A get of a short n (1 to RING_WIDE_MIN - 1) through a cache of size 0:
+ * the short try on the ring, in the function for one object or for
+ * several (shmpool_generic_get_slow_(), get_slow_size0()). */
+static inline __attribute__((always_inline)) int
+get_short_size0(struct pool_handle *h, void **objs, unsigned int n,
+		struct shmpool_cache *cache)
+{
+	if (n == 1)
+		return get_idle_one(h, objs, n, cache);
+	return get_idle_several(h, objs, n, cache);
+}
+
 /*
  * What the inline get did not do, through any cache (the calls through
  * the default cache take get_slow_size0() for one of size 0, below).
@@ -632,12 +644,8 @@ shmpool_generic_get_slow_(struct shmpool *pool, void **objs, unsigned int n,
 	struct pool_handle *h;
 
 	if (caa_likely(cache != NULL && cache->size == 0 &&
-			n - 1 < RING_WIDE_MIN - 1)) {
-		h = pool_handle(pool);
-		if (n == 1)
-			return get_idle_one(h, objs, n, cache);
-		return get_idle_several(h, objs, n, cache);
-	}
+			n - 1 < RING_WIDE_MIN - 1))
+		return get_short_size0(pool_handle(pool), objs, n, cache);
 	h = args_handle(pool, n);
 	if (caa_unlikely(h == NULL))
 		return -EINVAL;
@@ -759,10 +767,23 @@ put_idle_several(struct pool_handle *h, void * const *objs, unsigned int n,
 	return put_idle_in(h, objs, n, cache);
 }
 
+/* A put of a short n through a cache of size 0 (get_short_size0()); n is
+ * tested against the pool's size first, as a claim could take more
+ * positions than there are objects. */
+static inline __attribute__((always_inline)) int
+put_short_size0(struct pool_handle *h, void * const *objs, unsigned int n,
+		struct shmpool_cache *cache)
+{
+	if (n == 1)
+		return put_idle_one(h, objs, n, cache);
+	if (caa_likely(n <= h->obj_count))
+		return put_idle_several(h, objs, n, cache);
+	return -EINVAL;
+}
+
 /* What the inline put did not do (see shmpool_generic_get_slow_()); a
  * put of several short objects through a cache of size 0 tests n against
- * the pool's size first, as a claim could take more positions than there
- * are objects. */
+ * the pool's size first (put_short_size0()). */
 int
 shmpool_generic_put_slow_(struct shmpool *pool, void * const *objs,
 		unsigned int n, struct shmpool_cache *cache)
@@ -770,13 +791,8 @@ shmpool_generic_put_slow_(struct shmpool *pool, void * const *objs,
 	struct pool_handle *h = pool_handle(pool);
 
 	if (caa_likely(cache != NULL && cache->size == 0 &&
-			n - 1 < RING_WIDE_MIN - 1)) {
-		if (n == 1)
-			return put_idle_one(h, objs, n, cache);
-		if (caa_likely(n <= h->obj_count))
-			return put_idle_several(h, objs, n, cache);
-		return -EINVAL;
-	}
+			n - 1 < RING_WIDE_MIN - 1))
+		return put_short_size0(h, objs, n, cache);
 	h = args_handle(pool, n);
 	if (caa_unlikely(h == NULL))
 		return -EINVAL;
@@ -807,12 +823,8 @@ get_slow_size0(struct shmpool *pool, void **objs, unsigned int n,
 {
 	struct pool_handle *h;
 
-	if (caa_likely(n - 1 < RING_WIDE_MIN - 1)) {
-		h = pool_handle(pool);
-		if (n == 1)
-			return get_idle_one(h, objs, n, cache);
-		return get_idle_several(h, objs, n, cache);
-	}
+	if (caa_likely(n - 1 < RING_WIDE_MIN - 1))
+		return get_short_size0(pool_handle(pool), objs, n, cache);
 	h = args_handle(pool, n);
 	if (caa_unlikely(h == NULL))
 		return -EINVAL;
@@ -825,14 +837,8 @@ put_slow_size0(struct shmpool *pool, void * const *objs, unsigned int n,
 {
 	struct pool_handle *h;
 
-	if (caa_likely(n - 1 < RING_WIDE_MIN - 1)) {
-		h = pool_handle(pool);
-		if (n == 1)
-			return put_idle_one(h, objs, n, cache);
-		if (caa_likely(n <= h->obj_count))
-			return put_idle_several(h, objs, n, cache);
-		return -EINVAL;
-	}
+	if (caa_likely(n - 1 < RING_WIDE_MIN - 1))
+		return put_short_size0(pool_handle(pool), objs, n, cache);
 	h = args_handle(pool, n);
 	if (caa_unlikely(h == NULL))
 		return -EINVAL;
