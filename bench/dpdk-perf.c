@@ -7,8 +7,10 @@
  * without huge pages (--no-huge), without files to share (--no-shconf),
  * and with lcores 0..W-1 each allowed on every CPU this process may use
  * (--lcores=(0-W-1)@(cpus)): more workers than CPUs then share them as
- * shmpool's processes do, rather than failing to start, and no lcore is
- * pinned where shmpool's processes are not.
+ * shmpool's processes do, rather than failing to start.  With no more
+ * workers than CPUs, each lcore keeps to the CPU that shmpool's worker of
+ * the same number had in the same run (perf_cpu()) while it runs the
+ * case, and then may use them all again.
  *
  * Pools are made on first use, as shmpool's is, with the same object
  * count and size: one without a cache on the chosen ring (ring_mp_mc,
@@ -169,8 +171,14 @@ dp_worker_run(void *arg)
 	const struct perf_case *c = w->c;
 	struct dp_ctx ctx = { w->mp, NULL };
 	void **tab = NULL, *tab_block = NULL;
-	int ret = -1;
+	int ret = -1, cpu = perf_cpu(&dp, c, w->id);
 
+	if (cpu >= 0 && perf_pin(&dp, cpu) < 0) {
+		fprintf(stderr, "shmpool-perf: DPDK: lcore %u: cannot keep to "
+			"CPU %d: %s\n", w->lcore, cpu, strerror(errno));
+		__atomic_store_n(&aborted, 1, __ATOMIC_RELEASE);
+		return -1;
+	}
 	if (c->claimed) {
 		ctx.cache = rte_mempool_cache_create(c->cache_size,
 			SOCKET_ID_ANY);
@@ -204,6 +212,7 @@ dp_worker_run(void *arg)
 	PERF_STACK_SHIFT(c->stack_shift);
 	ret = dp_timed(&ctx, tab, c, dp.seconds, w->id, &dp_stop.stop,
 		&w->res);
+	w->res.cpu = sched_getcpu();
 	if (ret < 0)
 		fprintf(stderr, "shmpool-perf: DPDK: lcore %u: a get or put "
 			"failed after %" PRIu64 " objects\n", w->lcore,
@@ -214,12 +223,16 @@ out:
 		rte_mempool_cache_flush(ctx.cache, w->mp);
 	if (c->claimed)
 		rte_mempool_cache_free(ctx.cache);
+	if (cpu >= 0)
+		perf_pin(&dp, -1);
 	return ret;
 fail:
 	__atomic_store_n(&aborted, 1, __ATOMIC_RELEASE);
 	free(tab_block);
 	if (c->claimed)
 		rte_mempool_cache_free(ctx.cache);
+	if (cpu >= 0)
+		perf_pin(&dp, -1);
 	return -1;
 }
 
@@ -327,7 +340,17 @@ dpdk_perf_run(const struct perf_case *c, double *rate)
 				"run\n", workers[i].lcore);
 			return -1;
 		}
+		if (!perf_cpu_ok(&dp, c, i, res->cpu)) {
+			fprintf(stderr, "shmpool-perf: DPDK: lcore %u ran on "
+				"CPU %d, not %d\n", workers[i].lcore, res->cpu,
+				perf_cpu(&dp, c, i));
+			return -1;
+		}
 		sum += (double)res->count * 1e9 / (double)res->ns;
+		if (dp.verbose)
+			fprintf(stderr, "  DPDK worker %u: %" PRIu64 " objects "
+				"in %" PRIu64 " ns on CPU %d\n", i, res->count,
+				res->ns, res->cpu);
 	}
 	/* No lcore finishing a round in the whole run is what ring_mp_mc
 	 * does with more lcores than CPUs: a rate of 0, not a failure. */
@@ -345,35 +368,36 @@ dpdk_perf_run(const struct perf_case *c, double *rate)
 	return 0;
 }
 
-/* "0-1,4": the CPUs this process may run on. */
+/* "0-1,4": the CPUs this process may run on (dp.cpus, in order). */
 static int
 cpus_list(char *buf, size_t size)
 {
-	cpu_set_t set;
 	size_t len = 0;
-	int cpu, last, n;
+	unsigned int i, j;
+	int n;
 
 	buf[0] = '\0';
-	if (sched_getaffinity(0, sizeof(set), &set) < 0)
-		return -1;
-	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-		if (!CPU_ISSET(cpu, &set))
-			continue;
-		for (last = cpu; last + 1 < CPU_SETSIZE &&
-		     CPU_ISSET(last + 1, &set); last++)
+	for (i = 0; i < dp.nb_cpus; i = j + 1) {
+		for (j = i; j + 1 < dp.nb_cpus &&
+		     dp.cpus[j + 1] == dp.cpus[j] + 1; j++)
 			;
-		if (last == cpu)
+		if (j == i)
 			n = snprintf(buf + len, size - len, "%s%d",
-				len ? "," : "", cpu);
+				len ? "," : "", dp.cpus[i]);
 		else
 			n = snprintf(buf + len, size - len, "%s%d-%d",
-				len ? "," : "", cpu, last);
-		if (n < 0 || (size_t)n >= size - len)
+				len ? "," : "", dp.cpus[i], dp.cpus[j]);
+		if (n < 0 || (size_t)n >= size - len) {
+			errno = ENAMETOOLONG;
 			return -1;
+		}
 		len += (size_t)n;
-		cpu = last;
 	}
-	return len > 0 ? 0 : -1;
+	if (len == 0) {
+		errno = ESRCH;
+		return -1;
+	}
+	return 0;
 }
 
 /* Megabytes of EAL memory for the pools, the caches and the EAL itself. */

@@ -10,6 +10,8 @@
 #ifndef SHMPOOL_BENCH_PERF_H
 #define SHMPOOL_BENCH_PERF_H
 
+#include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <time.h>
@@ -21,6 +23,7 @@
 #define PERF_KEEP_MAX		32768
 #define PERF_BULK_MAX		4096
 #define PERF_REPEAT_MAX		99
+#define PERF_CPUS_MAX		1024
 #define PERF_CACHE_LINE		64
 
 /* One case: a line of output. */
@@ -43,6 +46,9 @@ struct perf_case {
 	unsigned int tab_shift;
 	unsigned int code_place;	/* which copy of the timed loops runs
 					   (perf_code_place()) */
+	unsigned int cpu_shift;		/* worker i runs on the CPU (i +
+					   cpu_shift) mod nb_cpus of the
+					   setup's (perf_cpu()) */
 };
 
 /* What every case of a run shares. */
@@ -55,6 +61,9 @@ struct perf_setup {
 	double seconds;			/* per case and run */
 	const char *ring;		/* DPDK's mempool ops without a cache */
 	int verbose;
+	int no_pin;			/* keep no worker to a CPU */
+	unsigned int nb_cpus;		/* the CPUs the process may use, */
+	int cpus[PERF_CPUS_MAX];	/* in order (perf_cpus_get()) */
 };
 
 /* What one worker reports. */
@@ -62,6 +71,8 @@ struct perf_result {
 	uint64_t count;			/* objects got and put back */
 	uint64_t ns;			/* time it took */
 	int status;			/* 0, or -1 when a get or put failed */
+	int cpu;			/* where it was when it stopped
+					   (sched_getcpu()) */
 } __attribute__((aligned(PERF_CACHE_LINE)));
 
 /*
@@ -109,6 +120,79 @@ static inline unsigned int
 perf_code_place(unsigned int r)
 {
 	return r % PERF_CODE_PLACES;
+}
+
+/*
+ * Which CPU a worker runs on moves a case as much again: the host slows
+ * one CPU or the other for seconds at a time, and a run of one worker
+ * then reads 0.7 or 1.3 G objects/s depending on where it landed
+ * (docs/PERFORMANCE.md).  Left to the scheduler, the two sides do not
+ * land alike: DPDK's worker 0 is the main thread, still where it was,
+ * while shmpool's, forked by it, goes to the other, idle, CPU.  So
+ * where the case has no more workers than CPUs, worker i of run r runs
+ * on CPU (i + r) mod nb_cpus of those the process may use, each on one
+ * of its own as in DPDK's own test (an lcore per core), the same on
+ * both sides: each pair of runs shares a CPU, and the median is taken
+ * over every CPU.  With more workers than CPUs, none is pinned: they
+ * share the CPUs as the scheduler has them (on DPDK's side, each lcore
+ * may run on every CPU, dpdk-perf.c); nor with --no-pin, as before.
+ */
+/* The CPUs this process may use, in s: 0, or -1 (errno). */
+static inline int
+perf_cpus_get(struct perf_setup *s)
+{
+	cpu_set_t set;
+	int cpu;
+
+	if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		return -1;
+	s->nb_cpus = 0;
+	for (cpu = 0; cpu < CPU_SETSIZE && s->nb_cpus < PERF_CPUS_MAX; cpu++)
+		if (CPU_ISSET(cpu, &set))
+			s->cpus[s->nb_cpus++] = cpu;
+	if (s->nb_cpus == 0) {
+		errno = ESRCH;
+		return -1;
+	}
+	return 0;
+}
+
+/* The CPU of worker id in case c, or -1 where none is pinned. */
+static inline int
+perf_cpu(const struct perf_setup *s, const struct perf_case *c,
+		unsigned int id)
+{
+	if (s->no_pin || c->workers > s->nb_cpus)
+		return -1;
+	return s->cpus[(id + c->cpu_shift) % s->nb_cpus];
+}
+
+/* Keep the calling thread on cpu (-1: on every CPU of s): 0, or -1
+ * (errno). */
+static inline int
+perf_pin(const struct perf_setup *s, int cpu)
+{
+	cpu_set_t set;
+	unsigned int i;
+
+	CPU_ZERO(&set);
+	if (cpu >= 0)
+		CPU_SET(cpu, &set);
+	else
+		for (i = 0; i < s->nb_cpus; i++)
+			CPU_SET(s->cpus[i], &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* Whether worker id of c ran where it was to: cpu is where it was when it
+ * stopped (struct perf_result). */
+static inline int
+perf_cpu_ok(const struct perf_setup *s, const struct perf_case *c,
+		unsigned int id, int cpu)
+{
+	int want = perf_cpu(s, c, id);
+
+	return want < 0 || cpu == want;
 }
 
 /*

@@ -73,8 +73,8 @@ static const char usage_text[] =
 	"[--constant-n LIST]\n"
 	"         [--random LIST|none] [--random-only] [--seconds S] "
 	"[--repeat R]\n"
-	"         [--object-size B] [--vs-dpdk] [--dpdk-ring NAME] [--list] "
-	"[-v]\n"
+	"         [--object-size B] [--vs-dpdk] [--dpdk-ring NAME] [--no-pin]\n"
+	"         [--list] [-v]\n"
 	"       shmpool-perf --smoke\n"
 	"       shmpool-perf -h|--help\n";
 
@@ -108,7 +108,9 @@ static const char help_text[] =
 	"                     worker's stack down by r/R of 4 KiB and its\n"
 	"                     table to (r + 1/2)/R of 4 KiB, and runs the\n"
 	"                     copy of the timed loops placed 16 x (r mod 4)\n"
-	"                     bytes into a cache line, both sides\n"
+	"                     bytes into a cache line; with no more workers\n"
+	"                     than CPUs, it keeps worker i to CPU (i + r) mod\n"
+	"                     N of the N this process may use; both sides\n"
 	"  --object-size B    bytes per object (default 2048)\n"
 	"  --vs-dpdk          also run each case on rte_mempool (EAL threads,\n"
 	"                     --no-huge, same pool), taking turns; adds\n"
@@ -117,10 +119,13 @@ static const char help_text[] =
 	"                     inf when DPDK's median is 0)\n"
 	"  --dpdk-ring NAME   DPDK's ring without a cache: ring_mp_mc (default),\n"
 	"                     ring_mt_rts or ring_mt_hts\n"
+	"  --no-pin           keep no worker to a CPU (see --repeat): the\n"
+	"                     scheduler places them, both sides\n"
 	"  --smoke            one case, 1 s: cache 512, 1 worker, bulk 32, keep 128\n"
 	"  --list             print the cases and how long they would take\n"
-	"  -v, --verbose      on stderr: the pool, DPDK's EAL, each run's rates\n"
-	"                     and each shmpool worker's objects and time\n"
+	"  -v, --verbose      on stderr: the pool, DPDK's EAL, each run's places,\n"
+	"                     CPUs and rates, and each worker's objects, time\n"
+	"                     and CPU (as it stopped), both sides\n"
 	"\n"
 	"A case whose keep is not a multiple of both bulk sizes is left out.\n"
 	"All cases share one pool, of the largest workers x (largest keep +\n"
@@ -150,7 +155,7 @@ struct options {
 	unsigned int obj_size;
 	int vs_dpdk;
 	const char *ring;
-	int smoke, list, verbose;
+	int smoke, list, verbose, no_pin;
 };
 
 /* What the parent and its workers share: the start line and the results. */
@@ -533,6 +538,11 @@ setup_make(const struct options *o, const struct perf_case *cases,
 	setup.seconds = o->seconds;
 	setup.ring = o->ring;
 	setup.verbose = o->verbose;
+	setup.no_pin = o->no_pin;
+	/* Without the list (it cannot fail but for a bad call), no worker
+	 * is pinned: nb_cpus stays 0. */
+	if (perf_cpus_get(&setup) < 0)
+		setup.nb_cpus = 0;
 }
 
 /* A worker process: attach, wait for the others, run, report, detach. */
@@ -547,7 +557,7 @@ sp_worker(const struct perf_case *c, unsigned int id, pid_t parent)
 	struct perf_result *res = &shm->res[id];
 	struct sp_ctx ctx = { NULL, NULL };
 	void **tab = NULL, *tab_block = NULL;
-	int ret;
+	int ret, cpu;
 
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
@@ -555,6 +565,15 @@ sp_worker(const struct perf_case *c, unsigned int id, pid_t parent)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		return 1;
+	/* Its CPU before it attaches: the ring it is given without a cache
+	 * is that CPU's. */
+	cpu = perf_cpu(&setup, c, id);
+	if (cpu >= 0 && perf_pin(&setup, cpu) < 0) {
+		fprintf(stderr, "%s: worker %u: cannot keep to CPU %d: %s\n",
+			progname, id, cpu, strerror(errno));
+		__atomic_store_n(&shm->abort, 1, __ATOMIC_RELEASE);
+		return 1;
+	}
 
 	ret = shmpool_attach(seg_name, &opts, &ctx.pool);
 	if (ret < 0) {
@@ -591,6 +610,7 @@ sp_worker(const struct perf_case *c, unsigned int id, pid_t parent)
 	else
 		ret = sp_default_timed(&ctx, tab, c, setup.seconds, id,
 			&shm->stop, res);
+	res->cpu = sched_getcpu();
 	if (ret < 0)
 		fprintf(stderr, "%s: worker %u: a get or put failed after %"
 			PRIu64 " objects\n", progname, id, res->count);
@@ -721,10 +741,16 @@ sp_run(const struct perf_case *c, double *rate)
 				progname, i);
 			return -1;
 		}
+		if (!perf_cpu_ok(&setup, c, i, res->cpu)) {
+			fprintf(stderr, "%s: worker %u ran on CPU %d, not %d\n",
+				progname, i, res->cpu, perf_cpu(&setup, c, i));
+			return -1;
+		}
 		sum += (double)res->count * 1e9 / (double)res->ns;
 		if (setup.verbose)
 			fprintf(stderr, "  worker %u: %" PRIu64 " objects in %"
-				PRIu64 " ns\n", i, res->count, res->ns);
+				PRIu64 " ns on CPU %d\n", i, res->count,
+				res->ns, res->cpu);
 	}
 	if (sum == 0) {
 		fprintf(stderr, "%s: no worker counted anything\n", progname);
@@ -767,6 +793,21 @@ ratio_print(double dpdk, double shmpool)
 		printf(" ratio=inf");
 }
 
+/* Where the workers of a run are kept: "1,0" (worker 0 on CPU 1, worker
+ * 1 on CPU 0), or "any" (perf_cpu()). */
+static void
+cpus_print(FILE *f, const struct perf_case *c)
+{
+	unsigned int i;
+
+	if (perf_cpu(&setup, c, 0) < 0) {
+		fputs("any", f);
+		return;
+	}
+	for (i = 0; i < c->workers; i++)
+		fprintf(f, "%s%d", i ? "," : "", perf_cpu(&setup, c, i));
+}
+
 /* One case, --repeat times, taking turns with DPDK; prints its line. */
 static int
 case_run(const struct options *o, const struct perf_case *case_)
@@ -780,6 +821,7 @@ case_run(const struct options *o, const struct perf_case *case_)
 		run.stack_shift = perf_stack_shift(r, o->repeat);
 		run.tab_shift = perf_tab_shift(r, o->repeat);
 		run.code_place = perf_code_place(r);
+		run.cpu_shift = r;
 		/* shmpool first on even runs, DPDK first on odd ones, so that
 		 * neither always follows the other. */
 		first = o->vs_dpdk && r % 2;
@@ -803,9 +845,11 @@ case_run(const struct options *o, const struct perf_case *case_)
 		}
 		if (o->verbose) {
 			fprintf(stderr, "  run %u (stacks %u bytes down, "
-				"tables at %u, code at +%u): shmpool %.0f",
-				r + 1, run.stack_shift, run.tab_shift,
-				run.code_place * PERF_CODE_STEP, sp[r]);
+				"tables at %u, code at +%u, CPUs ", r + 1,
+				run.stack_shift, run.tab_shift,
+				run.code_place * PERF_CODE_STEP);
+			cpus_print(stderr, c);
+			fprintf(stderr, "): shmpool %.0f", sp[r]);
 			if (o->vs_dpdk)
 				fprintf(stderr, " dpdk %.0f ratio %.3f", dp[r],
 					sp[r] / dp[r]);
@@ -842,6 +886,7 @@ options_parse(int argc, char **argv, struct options *o)
 		{ "object-size", required_argument, NULL, 'b' },
 		{ "vs-dpdk", no_argument, NULL, 'D' },
 		{ "dpdk-ring", required_argument, NULL, 'F' },
+		{ "no-pin", no_argument, NULL, 'P' },
 		{ "smoke", no_argument, NULL, 'S' },
 		{ "list", no_argument, NULL, 'L' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -936,6 +981,9 @@ options_parse(int argc, char **argv, struct options *o)
 					"ring_mp_mc, ring_mt_rts or "
 					"ring_mt_hts", optarg);
 			o->ring = optarg;
+			break;
+		case 'P':
+			o->no_pin = 1;
 			break;
 		case 'S':
 			o->smoke = 1;

@@ -26,15 +26,63 @@ done
 echo "perf smoke: ok"
 
 # Each run of a case moves the workers' stacks down by another fifth of
-# 4 KiB with --repeat 5, their tables to the middle of each fifth, and
-# runs the next copy of the timed loops, 16 bytes further on, the fifth
-# the first again (see bench/perf.h, perf_stack_shift(), perf_tab_shift()
-# and perf_code_place()).
-runs=$("$perf" --cache 0 --workers 1 --get-bulk 1 --keep 32 --constant-n 0 \
-	--random none --seconds 0.05 --repeat 5 -v 2>&1 >/dev/null |
-	sed -n 's/^  run \([0-9]*\) (stacks \([0-9]*\) bytes down, tables at \([0-9]*\), code at +\([0-9]*\)): shmpool [1-9][0-9]*$/\1:\2:\3:\4/p' |
-	tr '\n' ' ')
-want="1:0:384:0 2:816:1216:16 3:1632:2048:32 4:2448:2816:48 5:3264:3648:0 "
+# 4 KiB with --repeat 5, their tables to the middle of each fifth, runs
+# the next copy of the timed loops, 16 bytes further on, the fifth the
+# first again, and keeps its one worker to the next CPU of those it may
+# use (see bench/perf.h, perf_stack_shift(), perf_tab_shift(),
+# perf_code_place() and perf_cpu()).  The CPUs: this shell's, which the
+# tool inherits.
+cpus=$(awk '/^Cpus_allowed_list:/ { n = split($2, r, ",");
+	for (i = 1; i <= n; i++) { split(r[i], b, "-"); if (b[2] == "") b[2] = b[1];
+		for (c = b[1]; c <= b[2]; c++) printf "%d ", c } }' /proc/self/status)
+ncpu=$(echo $cpus | wc -w)
+[ "$ncpu" -ge 1 ] || { echo "no CPU in /proc/self/status"; exit 1; }
+cpu_of() {	# the CPU of worker $1 in run $2 (from 0) of a case
+	echo $cpus | awk -v k=$(( ($1 + $2) % ncpu + 1 )) '{ print $k }'
+}
+out_v=$(mktemp)
+trap 'rm -f "$out" "$out_v"' EXIT
+"$perf" --cache 0 --workers 1 --get-bulk 1 --keep 32 --constant-n 0 \
+	--random none --seconds 0.05 --repeat 5 -v 2>"$out_v" >/dev/null
+runs=$(sed -n 's/^  run \([0-9]*\) (stacks \([0-9]*\) bytes down, tables at \([0-9]*\), code at +\([0-9]*\), CPUs \([0-9]*\)): shmpool [1-9][0-9]*$/\1:\2:\3:\4:\5/p' \
+	"$out_v" | tr '\n' ' ')
+want="1:0:384:0:$(cpu_of 0 0) 2:816:1216:16:$(cpu_of 0 1) 3:1632:2048:32:$(cpu_of 0 2) 4:2448:2816:48:$(cpu_of 0 3) 5:3264:3648:0:$(cpu_of 0 4) "
 [ "$runs" = "$want" ] ||
-	{ echo "runs, stack shifts, tables, code: '$runs', not '$want'"; exit 1; }
-echo "perf stack, table and code places: ok"
+	{ echo "runs, stack shifts, tables, code, CPUs: '$runs', not '$want'"; exit 1; }
+# And the worker ran there (sched_getcpu() as it stopped).
+ran=$(sed -n 's/^  worker 0: [1-9][0-9]* objects in [1-9][0-9]* ns on CPU \([0-9]*\)$/\1/p' \
+	"$out_v" | tr '\n' ' ')
+want="$(cpu_of 0 0) $(cpu_of 0 1) $(cpu_of 0 2) $(cpu_of 0 3) $(cpu_of 0 4) "
+[ "$ran" = "$want" ] ||
+	{ echo "the worker's CPUs: '$ran', not '$want'"; exit 1; }
+echo "perf stack, table, code and CPU places: ok"
+
+# With as many workers as CPUs, worker i of run r on CPU (i + r) mod N;
+# with one more, none kept anywhere.  (Cases of up to 8 workers: on a
+# larger machine, the first part is left out.)
+if [ "$ncpu" -le 8 ]; then
+	"$perf" --cache 512 --workers "$ncpu" --get-bulk 1 --keep 32 \
+		--constant-n 0 --random none --seconds 0.05 --repeat 2 -v \
+		2>"$out_v" >/dev/null
+	lists=$(sed -n 's/^  run [0-9]* (.*, CPUs \([0-9,]*\)): shmpool [1-9][0-9]*$/\1/p' \
+		"$out_v" | tr '\n' ' ')
+	want=
+	for r in 0 1; do
+		l=
+		i=0
+		while [ $i -lt "$ncpu" ]; do
+			l="$l${l:+,}$(cpu_of $i $r)"
+			i=$((i + 1))
+		done
+		want="$want$l "
+	done
+	[ "$lists" = "$want" ] ||
+		{ echo "$ncpu workers' CPUs: '$lists', not '$want'"; exit 1; }
+	echo "perf CPUs of $ncpu workers: ok"
+fi
+"$perf" --cache 512 --workers $((ncpu + 1)) --get-bulk 1 --keep 32 \
+	--constant-n 0 --random none --seconds 0.05 --repeat 2 -v \
+	2>"$out_v" >/dev/null
+n=$(grep -c '^  run [12] (.*, CPUs any): shmpool [1-9][0-9]*$' "$out_v" || true)
+[ "$n" -eq 2 ] || { echo "$((ncpu + 1)) workers: 'CPUs any' in $n runs, not 2"; exit 1; }
+echo "perf CPUs of $((ncpu + 1)) workers: any: ok"
