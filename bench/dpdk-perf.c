@@ -164,6 +164,20 @@ dp_wait(unsigned int *var, unsigned int val)
 	}
 }
 
+/* w's lcore back on every CPU after its run: lcore 0 is the main
+ * thread, whose later forks and threads would inherit one.  0, or -1
+ * (said on stderr). */
+static int
+dp_unpin(const struct dp_worker *w)
+{
+	if (perf_pin(&dp, -1) == 0)
+		return 0;
+	fprintf(stderr, "shmpool-perf: DPDK: lcore %u: cannot go back to "
+		"every CPU: %s\n", w->lcore, strerror(errno));
+	__atomic_store_n(&aborted, 1, __ATOMIC_RELEASE);
+	return -1;
+}
+
 static int
 dp_worker_run(void *arg)
 {
@@ -223,8 +237,8 @@ out:
 		rte_mempool_cache_flush(ctx.cache, w->mp);
 	if (c->claimed)
 		rte_mempool_cache_free(ctx.cache);
-	if (cpu >= 0)
-		perf_pin(&dp, -1);
+	if (cpu >= 0 && dp_unpin(w) < 0)
+		ret = -1;
 	return ret;
 fail:
 	__atomic_store_n(&aborted, 1, __ATOMIC_RELEASE);
@@ -232,7 +246,7 @@ fail:
 	if (c->claimed)
 		rte_mempool_cache_free(ctx.cache);
 	if (cpu >= 0)
-		perf_pin(&dp, -1);
+		dp_unpin(w);
 	return -1;
 }
 
@@ -368,7 +382,8 @@ dpdk_perf_run(const struct perf_case *c, double *rate)
 	return 0;
 }
 
-/* "0-1,4": the CPUs this process may run on (dp.cpus, in order). */
+/* "0-1,4": the CPUs this process may run on (dp.cpus, in order); -1 when
+ * there are none or they do not fit in size. */
 static int
 cpus_list(char *buf, size_t size)
 {
@@ -387,17 +402,11 @@ cpus_list(char *buf, size_t size)
 		else
 			n = snprintf(buf + len, size - len, "%s%d-%d",
 				len ? "," : "", dp.cpus[i], dp.cpus[j]);
-		if (n < 0 || (size_t)n >= size - len) {
-			errno = ENAMETOOLONG;
+		if (n < 0 || (size_t)n >= size - len)
 			return -1;
-		}
 		len += (size_t)n;
 	}
-	if (len == 0) {
-		errno = ESRCH;
-		return -1;
-	}
-	return 0;
+	return len > 0 ? 0 : -1;
 }
 
 /* Megabytes of EAL memory for the pools, the caches and the EAL itself. */
@@ -436,9 +445,14 @@ dpdk_perf_init(const struct perf_setup *setup)
 			RTE_MAX_LCORE);
 		return -1;
 	}
+	if (dp.nb_cpus == 0) {
+		fprintf(stderr, "shmpool-perf: --vs-dpdk: the CPUs this "
+			"process may use are not known\n");
+		return -1;
+	}
 	if (cpus_list(cpus, sizeof(cpus)) < 0) {
-		fprintf(stderr, "shmpool-perf: --vs-dpdk: cannot list the "
-			"CPUs: %s\n", strerror(errno));
+		fprintf(stderr, "shmpool-perf: --vs-dpdk: the list of the "
+			"CPUs is longer than %zu bytes\n", sizeof(cpus) - 1);
 		return -1;
 	}
 	snprintf(arg_mem, sizeof(arg_mem), "%u", eal_memory_mb());

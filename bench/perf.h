@@ -46,9 +46,9 @@ struct perf_case {
 	unsigned int tab_shift;
 	unsigned int code_place;	/* which copy of the timed loops runs
 					   (perf_code_place()) */
-	unsigned int cpu_shift;		/* worker i runs on the CPU (i +
-					   cpu_shift) mod nb_cpus of the
-					   setup's (perf_cpu()) */
+	unsigned int cpu_shift;		/* worker i runs on the setup's CPU
+					   (i + cpu_shift) mod nb_cpus, from
+					   0 (perf_cpu()) */
 };
 
 /* What every case of a run shares. */
@@ -130,10 +130,11 @@ perf_code_place(unsigned int r)
  * land alike: DPDK's worker 0 is the main thread, still where it was,
  * while shmpool's, forked by it, goes to the other, idle, CPU.  So
  * where the case has no more workers than CPUs, worker i of run r runs
- * on CPU (i + r) mod nb_cpus of those the process may use, each on one
- * of its own as in DPDK's own test (an lcore per core), the same on
- * both sides: each pair of runs shares a CPU, and the median is taken
- * over every CPU.  With more workers than CPUs, none is pinned: they
+ * on the ((i + r) mod nb_cpus)th, from 0, of the CPUs the process may
+ * use, each on one of its own as in DPDK's own test (an lcore per core),
+ * the same on both sides: the shmpool and DPDK runs of one r use the
+ * same CPUs, and the runs take the CPUs in turn (all of them, in a
+ * median of a multiple of nb_cpus runs).  With more workers than CPUs, none is pinned: they
  * share the CPUs as the scheduler has them (on DPDK's side, each lcore
  * may run on every CPU, dpdk-perf.c); nor with --no-pin, as before.
  */

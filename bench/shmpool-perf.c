@@ -109,8 +109,9 @@ static const char help_text[] =
 	"                     table to (r + 1/2)/R of 4 KiB, and runs the\n"
 	"                     copy of the timed loops placed 16 x (r mod 4)\n"
 	"                     bytes into a cache line; with no more workers\n"
-	"                     than CPUs, it keeps worker i to CPU (i + r) mod\n"
-	"                     N of the N this process may use; both sides\n"
+	"                     than CPUs, it keeps worker i to the ((i + r) mod\n"
+	"                     N)th, from 0, of the N CPUs this process may\n"
+	"                     use; both sides\n"
 	"  --object-size B    bytes per object (default 2048)\n"
 	"  --vs-dpdk          also run each case on rte_mempool (EAL threads,\n"
 	"                     --no-huge, same pool), taking turns; adds\n"
@@ -539,10 +540,13 @@ setup_make(const struct options *o, const struct perf_case *cases,
 	setup.ring = o->ring;
 	setup.verbose = o->verbose;
 	setup.no_pin = o->no_pin;
-	/* Without the list (it cannot fail but for a bad call), no worker
-	 * is pinned: nb_cpus stays 0. */
-	if (perf_cpus_get(&setup) < 0)
+	/* Without the list, no worker is kept to a CPU (nb_cpus 0). */
+	if (perf_cpus_get(&setup) < 0) {
+		fprintf(stderr, "%s: cannot read the CPUs this process may "
+			"use: %s; no worker is kept to one\n", progname,
+			strerror(errno));
 		setup.nb_cpus = 0;
+	}
 }
 
 /* A worker process: attach, wait for the others, run, report, detach. */
@@ -565,8 +569,9 @@ sp_worker(const struct perf_case *c, unsigned int id, pid_t parent)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		return 1;
-	/* Its CPU before it attaches: the ring it is given without a cache
-	 * is that CPU's. */
+	/* Kept to its CPU before it attaches and allocates its table;
+	 * without a cache, each get and put tries that CPU's ring first
+	 * (ring_here() in the library). */
 	cpu = perf_cpu(&setup, c, id);
 	if (cpu >= 0 && perf_pin(&setup, cpu) < 0) {
 		fprintf(stderr, "%s: worker %u: cannot keep to CPU %d: %s\n",

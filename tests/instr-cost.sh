@@ -33,8 +33,8 @@ cat >"$dir/build/bench/shmpool-perf" <<'SCRIPT'
 echo "$*" >"$(dirname "$0")/args"
 echo "shmpool-perf: pool /dev/shm/x: 1024 objects of 2048 bytes" >&2
 case "$*" in
-*"--seconds 0.5 "*) echo "  worker 0: 1000000000 objects in 500000000 ns" >&2 ;;
-*) echo "  worker 0: 2500000000 objects in 1250000000 ns" >&2 ;;
+*"--seconds 0.5 "*) echo "  worker 0: 1000000000 objects in 500000000 ns on CPU 0" >&2 ;;
+*) echo "  worker 0: 2500000000 objects in 1250000000 ns on CPU 1" >&2 ;;
 esac
 echo "shmpool_perf cache=512 cores=1 n_get_bulk=1 n_put_bulk=1 n_keep=128 constant_n=1 rate_persec=2000000000"
 case "$*" in *1,4*)
