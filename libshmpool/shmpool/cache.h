@@ -562,14 +562,18 @@ shmpool_cache_take_(struct shmpool *pool, void **objs, unsigned int n,
 		pool->objbase);
 }
 
-/* n objects of objs pushed on a cache whose w is w and length len (they
- * fit), and counted.  The objects before the length, so that a process
- * killed in between leaves its cache as it was (the compiler barrier:
- * the two do not alias, and gcc would otherwise order them as it
- * likes; an asm call of SHMPOOL_COPY_ASM_ is one too). */
+/* n objects of objs pushed on a cache of length len (they fit), and
+ * counted.  The objects before the length, so that a process killed in
+ * between leaves its cache as it was (the compiler barrier: the two do
+ * not alias, and gcc would otherwise order them as it likes; an asm call
+ * of SHMPOOL_COPY_ASM_ is one too).  w is added to where it stands (one
+ * add to memory on x86-64), not stored from the value the caller tested:
+ * a put hit's test masks its w (SHMPOOL_W_PUT_LEN_), and a w kept for
+ * the store took a copy of it before the mask, in every put, hit or not
+ * (docs/PERFORMANCE.md, What each change bought). */
 SHMPOOL_INLINE_ void
 shmpool_cache_push_(struct shmpool *pool, void * const *objs, unsigned int n,
-		struct shmpool_cache *cache, uint64_t w, uint32_t len)
+		struct shmpool_cache *cache, uint32_t len)
 {
 	/* n + n * 2^16 + 2^47, the put call's bit set rather than added:
 	 * one bts where the add of 2^47 takes a movabs too (the loop of
@@ -581,7 +585,7 @@ shmpool_cache_push_(struct shmpool *pool, void * const *objs, unsigned int n,
 	shmpool_ptrs_to_offs_(&cache->objs[len], objs, n,
 		(uintptr_t)pool->objbase);
 	cmm_barrier();
-	cache->w = w + add;
+	cache->w += add;
 }
 
 /*
@@ -617,7 +621,7 @@ shmpool_hit_put_(struct shmpool *pool, void * const *objs, unsigned int n,
 
 	if (caa_likely(SHMPOOL_PUT_FITS_(n, len, cache->flushthresh) &&
 			!cache->flush_req)) {
-		shmpool_cache_push_(pool, objs, n, cache, w, len);
+		shmpool_cache_push_(pool, objs, n, cache, len);
 		return 1;
 	}
 	return 0;
