@@ -344,8 +344,8 @@ SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
  * Where the hit calls the library's copy (no AVX2, SHMPOOL_COPY_WIDE_):
  * called as a C function, the copy takes every caller-saved register,
  * and a loop of gets and puts keeps its own in them: the caller saved and
- * restored two or three at each call, and a put read its cache's w again
- * after it.  So the copies keep a convention of their own (the library's
+ * restored two or three at each call (and, before a put hit added to its
+ * w in place, read w again after it).  So the copies keep a convention of their own (the library's
  * copy-x86_64.S): arguments in %rdi, %rsi, %edx, %rcx, which they
  * clobber, with the vector registers (their upper halves zeroed too, so
  * that code built for AVX, a function's target attribute or an inlining
@@ -567,10 +567,12 @@ shmpool_cache_take_(struct shmpool *pool, void **objs, unsigned int n,
  * between leaves its cache as it was (the compiler barrier: the two do
  * not alias, and gcc would otherwise order them as it likes; an asm call
  * of SHMPOOL_COPY_ASM_ is one too).  w is added to where it stands (one
- * add to memory on x86-64), not stored from the value the caller tested:
- * a put hit's test masks its w (SHMPOOL_W_PUT_LEN_), and a w kept for
- * the store took a copy of it before the mask, in every put, hit or not
- * (docs/PERFORMANCE.md, What each change bought). */
+ * add to memory on x86-64), not stored from the value the caller tested,
+ * which the caller then need not keep: with stats its test masks it
+ * (SHMPOOL_W_PUT_LEN_), and a w kept for the store took a copy of it
+ * before the mask, in every put, hit or not; without stats the length
+ * is read straight from memory (docs/PERFORMANCE.md, What each change
+ * bought). */
 SHMPOOL_INLINE_ void
 shmpool_cache_push_(struct shmpool *pool, void * const *objs, unsigned int n,
 		struct shmpool_cache *cache, uint32_t len)
