@@ -134,9 +134,10 @@ perf_code_place(unsigned int r)
  * use, each on one of its own as in DPDK's own test (an lcore per core),
  * the same on both sides: the shmpool and DPDK runs of one r use the
  * same CPUs, and the runs take the CPUs in turn (all of them, in a
- * median of a multiple of nb_cpus runs).  With more workers than CPUs, none is pinned: they
- * share the CPUs as the scheduler has them (on DPDK's side, each lcore
- * may run on every CPU, dpdk-perf.c); nor with --no-pin, as before.
+ * median of a multiple of nb_cpus runs).  With more workers than CPUs,
+ * none is pinned: they share the CPUs as the scheduler has them (on
+ * DPDK's side, each lcore may run on every CPU, dpdk-perf.c); nor with
+ * --no-pin, as before.
  */
 /* The CPUs this process may use, in s: 0, or -1 (errno). */
 static inline int

@@ -260,14 +260,11 @@ cleanup(void)
 static unsigned int
 cpus_available(void)
 {
-	cpu_set_t set;
+	static struct perf_setup s;	/* for its list of CPUs alone */
 	int n;
 
-	if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-		n = CPU_COUNT(&set);
-		if (n > 0)
-			return (unsigned int)n;
-	}
+	if (perf_cpus_get(&s) == 0)
+		return s.nb_cpus;
 	n = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	return n > 0 ? (unsigned int)n : 1;
 }

@@ -342,22 +342,22 @@ SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
 		unsigned int n, uint64_t b);
 /*
  * Where the hit calls the library's copy (no AVX2, SHMPOOL_COPY_WIDE_):
- * called as a C function, the copy takes every caller-saved register,
- * and a loop of gets and puts keeps its own in them: the caller saved and
+ * called as a C function, the copy takes every caller-saved register, and
+ * a loop of gets and puts keeps its own in them: the caller saved and
  * restored two or three at each call (and, before a put hit added to its
- * w in place, read w again after it).  So the copies keep a convention of their own (the library's
- * copy-x86_64.S): arguments in %rdi, %rsi, %edx, %rcx, which they
- * clobber, with the vector registers (their upper halves zeroed too, so
- * that code built for AVX, a function's target attribute or an inlining
- * across units included, keeps nothing there) and the flags; they keep
- * every other general register.  The call goes through the GOT entry,
- * filled when the program is loaded (a call through the PLT may meet the
- * dynamic linker's lazy binding, which takes other registers), and steps
- * over the red zone, which the caller may be using.  A debugger that
- * unwinds from inside the copy, where the caller has no frame pointer,
- * finds the caller's caller 128 bytes off (no CFI says where the stack
- * stands between the steps).  For the large code model (no 32-bit
- * reach), a plain call.
+ * w in place, read w again after it).  So the copies keep a convention of
+ * their own (the library's copy-x86_64.S): arguments in %rdi, %rsi, %edx,
+ * %rcx, which they clobber, with the vector registers (their upper halves
+ * zeroed too, so that code built for AVX, a function's target attribute
+ * or an inlining across units included, keeps nothing there) and the
+ * flags; they keep every other general register.  The call goes through
+ * the GOT entry, filled when the program is loaded (a call through the
+ * PLT may meet the dynamic linker's lazy binding, which takes other
+ * registers), and steps over the red zone, which the caller may be using.
+ * A debugger that unwinds from inside the copy, where the caller has no
+ * frame pointer, finds the caller's caller 128 bytes off (no CFI says
+ * where the stack stands between the steps).  For the large code model
+ * (no 32-bit reach), a plain call.
  */
 #if !defined(__code_model_large__)
 #define SHMPOOL_COPY_ASM_	1
