@@ -9,7 +9,11 @@
 #define SHMPOOL_NO_INLINE
 
 #include <errno.h>
+#include <linux/membarrier.h>
+#include <sched.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "segment-internal.h"
 
@@ -77,6 +81,143 @@ ring_view_at(const struct pool_handle *h, unsigned int i)
 	return ring_view_of(h, h->ring_r[i]);
 }
 
+/* The owner word of cache's rings (ring ownership, ring.h). */
+static inline uint32_t
+cache_token(const struct shmpool_cache *cache)
+{
+	return RING_OWN(cache->slot, RING_OWN_OWNED);
+}
+
+void cache_own_try(struct pool_handle *h, struct shmpool_cache *cache,
+		unsigned int i);
+
+/*
+ * After a claim of cache's on ring r (i) by compare-and-swap: every
+ * RING_OWN_TICKS of them, see whether it may have the ring to itself
+ * (cache_own_try()).
+ */
+#define RING_OWN_TICKS	65536
+static inline __attribute__((always_inline)) void
+cache_own_tick(struct pool_handle *h, struct shmpool_cache *cache,
+		struct ring *r, unsigned int i)
+{
+	if (caa_likely(uatomic_read(&r->owner) == cache_token(cache)))
+		return;
+	if (caa_unlikely(++h->own_tick % RING_OWN_TICKS == 0))
+		cache_own_try(h, cache, i);
+}
+
+/*
+ * Ring ownership (ring.h): a fence on every CPU running a process that
+ * registered (each attaching process does, pool.c), between the caller's
+ * write of a ring's owner word and its look at the records.
+ */
+static int
+own_fence(void)
+{
+	return (int)syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED,
+		0, 0);
+}
+
+/* Is cache's slot s at work on ring i (its record set, for ring i)? */
+static int
+slot_busy_on(const struct seg_slot *s, unsigned int i)
+{
+	if (uatomic_read(&s->cache.ring_op) == 0)
+		return 0;
+	cmm_smp_rmb();
+	return uatomic_read(&s->cache.ring_op_ring) == i;
+}
+
+int
+ring_own_settle(const struct ring_view *v, uint32_t o, uint64_t *rec)
+{
+	struct shmpool_cache *me = caa_container_of(rec, struct shmpool_cache,
+		ring_op);
+	struct seg_slot *slots = slot_of(me) - me->slot;
+	struct ring *r = v->r;
+	unsigned int i = uatomic_read(&me->ring_op_ring);
+	uint32_t s = RING_OWN_SLOT(o), cur;
+
+	if (s == me->slot) {
+		/* Being taken from the caller, which is at no claim of it but
+		 * this one: it gives it up itself. */
+		uatomic_cmpxchg(&r->owner, o, 0);
+		return 1;
+	}
+	switch (RING_OWN_STATE(o)) {
+	case RING_OWN_ACQ:
+		uatomic_cmpxchg(&r->owner, o, 0);
+		return 1;
+	case RING_OWN_OWNED:
+		cur = uatomic_cmpxchg(&r->owner, o, RING_OWN(s,
+			RING_OWN_REVOKE));
+		if (cur != o)
+			return 1;
+		/* fall through */
+	case RING_OWN_REVOKE:
+		if (own_fence() < 0)
+			return 0;
+		uatomic_cmpxchg(&r->owner, RING_OWN(s, RING_OWN_REVOKE),
+			RING_OWN(s, RING_OWN_FENCED));
+		/* fall through */
+	default:
+		if (slot_busy_on(&slots[s], i))
+			return 0;
+		cmm_smp_mb();
+		uatomic_cmpxchg(&r->owner, RING_OWN(s, RING_OWN_FENCED), 0);
+		return 1;
+	}
+}
+
+/*
+ * Take ring i to cache if its thread keeps to one CPU, whose ring i is,
+ * and no other cache is at work on it.
+ */
+void __attribute__((noinline))
+cache_own_try(struct pool_handle *h, struct shmpool_cache *cache,
+		unsigned int i)
+{
+	struct ring *r = h->ring_r[i];
+	uint32_t acq = RING_OWN(cache->slot, RING_OWN_ACQ), s;
+	cpu_set_t set;
+	int cpu;
+
+	if (ring_own_unfenced ||
+	    sched_getaffinity(0, sizeof(set), &set) < 0 ||
+	    CPU_COUNT(&set) != 1)
+		return;
+	for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &set); cpu++)
+		;
+	if (((unsigned int)cpu & h->ring_mask) != i)
+		return;
+	if (uatomic_cmpxchg(&r->owner, 0, acq) != 0)
+		return;
+	if (own_fence() < 0)
+		goto cancel;
+	for (s = 0; s < h->nb_slots; s++)
+		if (s != cache->slot && slot_busy_on(&h->slots[s], i))
+			goto cancel;
+	cmm_smp_mb();
+	uatomic_cmpxchg(&r->owner, acq, cache_token(cache));
+	return;
+cancel:
+	uatomic_cmpxchg(&r->owner, acq, 0);
+}
+
+/* Give up every ring slot s has (or is taking, or is being taken). */
+void
+rings_own_drop(struct pool_handle *h, uint32_t s)
+{
+	uint32_t i, o;
+
+	for (i = 0; i < h->nb_rings; i++) {
+		o = uatomic_read(&h->ring_r[i]->owner);
+		if (o != 0 && RING_OWN_SLOT(o) == s)
+			uatomic_cmpxchg(&h->ring_r[i]->owner, o, 0);
+	}
+}
+
 /*
  * The rings past the first one tried (ring i, that of the caller's CPU:
  * ring_here()).  A put goes to ring i, which has room for every object
@@ -98,12 +239,12 @@ rings_put_rest(struct pool_handle *h, const void *src, enum ring_kind k,
 	unsigned int j, r;
 
 	if (ring_put_slow(&h->rings[i], src, k, base, n, RING_BULK,
-			cache_ring_op(rc, i)) > 0)
+			cache_ring_op(rc, i), cache_token(rc)) > 0)
 		return (int)n;
 	for (j = 1; j < h->nb_rings; j++) {
 		r = (i + j) & h->ring_mask;
 		if (ring_put(&h->rings[r], src, k, base, n, RING_BULK,
-				cache_ring_op(rc, r)) > 0)
+				cache_ring_op(rc, r), cache_token(rc)) > 0)
 			return (int)n;
 	}
 	return 0;
@@ -119,7 +260,7 @@ rings_put(struct pool_handle *h, const void *src, enum ring_kind k,
 	struct ring_view v = ring_view_at(h, i);
 
 	if (caa_likely(ring_put_try(&v, src, k, base, n,
-			cache_ring_op(rc, i))))
+			cache_ring_op(rc, i), cache_token(rc))))
 		return (int)n;
 	return rings_put_rest(h, src, k, base, n, i, rc);
 }
@@ -133,18 +274,22 @@ rings_get_rest(struct pool_handle *h, void *dst, enum ring_kind k, char *base,
 	unsigned int j, got = 0;
 	int r;
 
-	if (ring_get_slow(&h->rings[i], dst, k, base, n, RING_BULK) > 0)
+	if (ring_get_slow(&h->rings[i], dst, k, base, n, RING_BULK,
+			cache_ring_op(rc, i), cache_token(rc)) > 0)
 		return (int)n;
 	if (h->nb_rings == 1)
 		return 0;
 	for (j = 1; j < h->nb_rings; j++)
 		if (ring_get(&h->rings[(i + j) & h->ring_mask], dst, k, base,
-				n, RING_BULK) > 0)
+				n, RING_BULK,
+				cache_ring_op(rc, (i + j) & h->ring_mask),
+				cache_token(rc)) > 0)
 			return (int)n;
 	for (j = 0; j < h->nb_rings && got < n; j++) {
 		r = ring_get(&h->rings[(i + j) & h->ring_mask],
 			(void *)ring_at(dst, got, k), k, base, n - got,
-			RING_BURST);
+			RING_BURST, cache_ring_op(rc, (i + j) & h->ring_mask),
+			cache_token(rc));
 		if (r > 0)
 			got += (unsigned int)r;
 	}
@@ -164,8 +309,11 @@ rings_get(struct pool_handle *h, void *dst, enum ring_kind k, char *base,
 {
 	struct ring_view v = ring_view_at(h, i);
 
-	if (caa_likely(ring_get_try(&v, dst, k, base, NULL, n, 0)))
+	if (caa_likely(ring_get_try(&v, dst, k, base, NULL, n, 0,
+			cache_ring_op(rc, i), cache_token(rc)))) {
+		cache_own_tick(h, rc, v.r, i);
 		return (int)n;
+	}
 	return rings_get_rest(h, dst, k, base, n, i, rc);
 }
 
@@ -281,7 +429,8 @@ cache_flush(struct pool_handle *h, struct shmpool_cache *cache)
 	v = ring_view_at(h, i);
 	rec = cache_ring_op(cache, i);
 	cache_change_prepare(cache, 0, -(uint64_t)len, 1);
-	claimed = ring_put_claim(v.r, v.size, len, rec, &pos);
+	claimed = ring_put_claim(v.r, v.size, len, rec, cache_token(cache),
+		&pos);
 	cache_change_commit(cache);
 	if (caa_likely(claimed)) {
 		ring_write(&v, pos, len, cache->objs, RING_OFFS, NULL);
@@ -479,9 +628,10 @@ get_direct_in(struct pool_handle *h, void **objs, unsigned int n,
 	struct ring_view v = ring_view_at(h, i);
 
 	if (caa_unlikely(!ring_get_try(&v, objs, RING_PTRS, pool->objbase,
-			NULL, n, 0)))
+			NULL, n, 0, cache_ring_op(st, i), cache_token(st))))
 		return get_direct_rest(h, objs, n, cache, st, i);
 	count_direct(&st->get_direct_bulk, &st->get_direct_objs, n);
+	cache_own_tick(h, st, v.r, i);
 	return 0;
 }
 
@@ -572,12 +722,15 @@ static inline __attribute__((always_inline)) int
 get_idle_in(struct pool_handle *h, void **objs, unsigned int n,
 		struct shmpool_cache *cache)
 {
-	struct ring_view v = ring_view_at(h, ring_here(h));
+	unsigned int i = ring_here(h);
+	struct ring_view v = ring_view_at(h, i);
 
 	if (caa_unlikely(!ring_get_short(&v, objs, RING_PTRS, h->pub.objbase,
-			h->objbase2, n)))
-		return get_direct_rest(h, objs, n, cache, cache, ring_here(h));
+			h->objbase2, n, cache_ring_op(cache, i),
+			cache_token(cache))))
+		return get_direct_rest(h, objs, n, cache, cache, i);
 	count_direct(&cache->get_direct_bulk, &cache->get_direct_objs, n);
+	cache_own_tick(h, cache, v.r, i);
 	return 0;
 }
 
@@ -726,7 +879,7 @@ put_idle_in(struct pool_handle *h, void * const *objs, unsigned int n,
 	uint64_t pos;
 
 	if (caa_unlikely(!ring_put_claim(r, h->rings[0].size, n,
-			cache_ring_op(cache, i), &pos)))
+			cache_ring_op(cache, i), cache_token(cache), &pos)))
 		return put_direct_rest(h, objs, n, cache, i);
 	/* Counted as soon as claimed, so that n is free for the write
 	 * (held to the end, it took a register saved and restored, with

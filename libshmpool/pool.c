@@ -18,6 +18,10 @@
 #include <sys/rseq.h>
 #endif
 
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include "proto.h"
 #include "segment-internal.h"
 
@@ -32,6 +36,18 @@ rseq_cpu_off_init(void)
 	rseq_cpu_off = __rseq_offset;
 }
 #endif
+
+/* Ring ownership (ring.h): this process takes the fences of others', or
+ * makes its own. */
+int ring_own_unfenced;
+
+static void __attribute__((constructor))
+own_fence_register(void)
+{
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED,
+			0, 0) != 0)
+		ring_own_unfenced = 1;
+}
 
 /* Every attachment of this process, for the calls given only a cache. */
 static CDS_LIST_HEAD(handles);
@@ -164,6 +180,7 @@ slot_retire(struct pool_handle *h, struct seg_slot *s, pid_t pid)
 	 * while the slot is free (shmpoold reads every slot's).  Every slot
 	 * is freed here, so that a claim finds it 0. */
 	uatomic_set(&s->cache.ring_op, 0);
+	rings_own_drop(h, (uint32_t)(s - h->slots));
 	/* Everything above is done before the slot can be claimed again. */
 	cmm_smp_wmb();
 	uatomic_set(&s->owner, SLOT_OWNER(SEG_SLOT_FREE, 0));

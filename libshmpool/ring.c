@@ -152,13 +152,50 @@ ring_pause(const struct ring_view *v, unsigned int *spins)
 		uatomic_set(&v->r->stalled, 1);
 }
 
+/*
+ * A claim of the slow paths: by compare-and-swap, once the ring is shared
+ * or the caller's (ring ownership, ring.h).  rec (NULL: a ring no one
+ * owns, in the tests) is the caller's record: a put's is written, a get's
+ * is written here.  As ring_claim(), and 0 with *pos the head again when
+ * the ring is another's still.
+ */
+static int
+ring_claim_slow(const struct ring_view *v, uint64_t *head, uint64_t *pos,
+		unsigned int n, uint64_t *rec, uint32_t token, int get,
+		unsigned int *spins)
+{
+	uint32_t o;
+	int ok;
+
+	if (rec == NULL)
+		return ring_claim(head, pos, n);
+	if (get)
+		uatomic_set(rec, RING_OP_GET);
+	ring_own_order();
+	o = uatomic_read(&v->r->owner);
+	if (o != 0 && o != token) {
+		if (!ring_own_settle(v, o, rec))
+			ring_pause(v, spins);
+		if (get)
+			uatomic_set(rec, 0);
+		*pos = uatomic_read(head);
+		return 0;
+	}
+	ok = ring_claim(head, pos, n);
+	if (get) {
+		cmm_barrier();
+		uatomic_set(rec, 0);
+	}
+	return ok;
+}
+
 int
 ring_put_slow(const struct ring_view *v, const void *src, enum ring_kind k,
 		const char *base, unsigned int n, enum ring_mode mode,
-		uint64_t *rec)
+		uint64_t *rec, uint32_t token)
 {
 	uint64_t pos = uatomic_read(&v->r->prod_head), cons;
-	unsigned int want = n;
+	unsigned int want = n, spins = 0;
 
 	for (;;) {
 		n = want;
@@ -183,7 +220,8 @@ ring_put_slow(const struct ring_view *v, const void *src, enum ring_kind k,
 			}
 		}
 		uatomic_set(rec, RING_OP(pos, n));
-		if (ring_claim(&v->r->prod_head, &pos, n))
+		if (ring_claim_slow(v, &v->r->prod_head, &pos, n, rec, token,
+				0, &spins))
 			break;
 	}
 	ring_write(v, pos, n, src, k, base);
@@ -203,7 +241,8 @@ ring_put_slow(const struct ring_view *v, const void *src, enum ring_kind k,
  */
 int
 ring_get_slow(const struct ring_view *v, void *dst, enum ring_kind k,
-		char *base, unsigned int n, enum ring_mode mode)
+		char *base, unsigned int n, enum ring_mode mode, uint64_t *rec,
+		uint32_t token)
 {
 	uint64_t pos = uatomic_read(&v->r->cons_head), q, e, prod;
 	unsigned int spins = 0, got, holes;
@@ -211,7 +250,8 @@ ring_get_slow(const struct ring_view *v, void *dst, enum ring_kind k,
 
 	for (;;) {
 		if (ring_read(v, pos, n, dst, k, base)) {
-			if (ring_claim(&v->r->cons_head, &pos, n))
+			if (ring_claim_slow(v, &v->r->cons_head, &pos, n, rec,
+					token, 1, &spins))
 				return n;
 			continue;
 		}
@@ -262,7 +302,8 @@ ring_get_slow(const struct ring_view *v, void *dst, enum ring_kind k,
 			if (mode == RING_BULK || (got == 0 && holes == 0))
 				return 0;
 		}
-		if (ring_claim(&v->r->cons_head, &pos, (unsigned int)(q - pos)))
+		if (ring_claim_slow(v, &v->r->cons_head, &pos,
+				(unsigned int)(q - pos), rec, token, 1, &spins))
 			break;
 	}
 	if (holes != 0)

@@ -103,7 +103,9 @@ struct ring {
 	uint32_t stalled;		/* set by a get that waited long for a
 					   position to be written; shmpoold
 					   repairs the ring and clears it */
-	uint32_t reserved0;
+	uint32_t owner;			/* 0, or RING_OWN(slot, state): the
+					   cache that has the ring to itself
+					   (see ring ownership, below) */
 	uint64_t holes;			/* holes between the heads */
 	uint64_t reserved1[5];
 	uint64_t prod_head __attribute__((aligned(64)));
@@ -121,6 +123,58 @@ struct ring {
 #define RING_OP(pos, n)		((uint64_t)(uint32_t)(pos) << 32 | (uint32_t)(n))
 #define RING_OP_N(op)		((uint32_t)(op))
 #define RING_OP_POS(op)		((uint32_t)((op) >> 32))
+/* A get's record while it claims: covers no position (its count is 0),
+ * but says the cache is at work on the ring (ring ownership). */
+#define RING_OP_GET		((uint64_t)1 << 63)
+
+/*
+ * Ring ownership.  A cache whose thread keeps to one CPU may take that
+ * CPU's ring to itself: while r->owner is RING_OWN(slot, RING_OWN_OWNED),
+ * that cache alone moves the ring's heads, with plain stores, where
+ * everyone else uses a compare-and-swap.  Every claim, owner's or not,
+ * first writes the claimer's record (a put's, or RING_OP_GET) and then
+ * reads owner, with no fence between: a cache that takes or gives up a
+ * ring calls membarrier(2) (MEMBARRIER_CMD_GLOBAL_EXPEDITED) between its
+ * write of owner and its look at the records, so that either the claimer
+ * sees the new owner or the taker sees the claimer's record.
+ *
+ *   0                    shared: claims by compare-and-swap
+ *   OWNED(s)             cache s's: its claims are plain stores, anyone
+ *                        else's first revokes it
+ *   ACQ(s)               s is taking it: no one claims; anyone may cancel
+ *                        it (back to 0), which s's last step then fails
+ *   REVOKE(s)            being taken from s, the fence not yet made
+ *   FENCED(s)            the same, fenced: whoever sees s's record not on
+ *                        this ring may make it 0
+ */
+#define RING_OWN_OWNED		0u
+#define RING_OWN_ACQ		1u
+#define RING_OWN_REVOKE		2u
+#define RING_OWN_FENCED		3u
+#define RING_OWN(slot, st)	((((uint32_t)(slot) + 1) << 2) | (st))
+#define RING_OWN_SLOT(o)	(((o) >> 2) - 1)
+#define RING_OWN_STATE(o)	((o) & 3u)
+/* The token of a caller that never owns a ring (no cache): matches no
+ * owner word. */
+#define RING_OWN_NONE		UINT32_MAX
+
+/*
+ * pool.c: set when this process could not register for the others'
+ * fences (membarrier(2) refused): its claims then fence between their
+ * record and their look at the owner themselves, and it never takes a
+ * ring.
+ */
+extern int ring_own_unfenced __attribute__((visibility("hidden")));
+
+/* Between a claim's record and its read of the owner word. */
+static inline __attribute__((always_inline)) void
+ring_own_order(void)
+{
+	if (caa_unlikely(ring_own_unfenced))
+		cmm_smp_mb();
+	else
+		cmm_barrier();
+}
 
 /*
  * A process's view of a ring: where it is mapped and its geometry, read
@@ -672,9 +726,15 @@ ring_read(const struct ring_view *v, uint64_t pos, unsigned int n, void *dst,
 /* ring.c: the operations when the first try did not succeed. */
 int ring_put_slow(const struct ring_view *v, const void *src,
 		enum ring_kind k, const char *base, unsigned int n,
-		enum ring_mode mode, uint64_t *rec);
+		enum ring_mode mode, uint64_t *rec, uint32_t token);
 int ring_get_slow(const struct ring_view *v, void *dst, enum ring_kind k,
-		char *base, unsigned int n, enum ring_mode mode);
+		char *base, unsigned int n, enum ring_mode mode, uint64_t *rec,
+		uint32_t token);
+/* cache.c: before a claim by compare-and-swap on a ring owned by another
+ * (o, its owner word): revoke it or cancel its taking.  1 when the ring
+ * is shared now or the caller's, 0 when it is to wait (the owner is in
+ * the middle of a claim). */
+int ring_own_settle(const struct ring_view *v, uint32_t o, uint64_t *rec);
 
 /*
  * A put in three steps, for a caller that puts them together itself
@@ -692,9 +752,10 @@ int ring_get_slow(const struct ring_view *v, void *dst, enum ring_kind k,
  */
 static inline __attribute__((always_inline)) int
 ring_put_claim(struct ring *r, uint32_t size, unsigned int n, uint64_t *rec,
-		uint64_t *posp)
+		uint32_t token, uint64_t *posp)
 {
 	uint64_t pos = uatomic_read(&r->prod_head);
+	uint32_t o;
 
 	/* The consumers' head, read after the producers' (the barrier
 	 * orders the two reads), is never more than size behind pos: the producer
@@ -709,7 +770,15 @@ ring_put_claim(struct ring *r, uint32_t size, unsigned int n, uint64_t *rec,
 		return 0;
 	/* The record before the claim: the compare-and-swap orders them. */
 	uatomic_set(rec, RING_OP(pos, n));
-	if (caa_unlikely(!ring_claim(&r->prod_head, &pos, n))) {
+	/* The owner after the record (ring ownership). */
+	ring_own_order();
+	o = uatomic_read(&r->owner);
+	if (caa_likely(o == token)) {
+		uatomic_set(&r->prod_head, pos + n);
+		*posp = pos;
+		return 1;
+	}
+	if (caa_unlikely(o != 0 || !ring_claim(&r->prod_head, &pos, n))) {
 		/* Another producer has those positions: the record must not
 		 * cover them for it.  The record is 0 whenever no claim of
 		 * its owner is under way, which is what lets the caller
@@ -736,11 +805,11 @@ ring_put_done(uint64_t *rec)
  */
 static inline __attribute__((always_inline)) int
 ring_put_try(const struct ring_view *v, const void *src, enum ring_kind k,
-		const char *base, unsigned int n, uint64_t *rec)
+		const char *base, unsigned int n, uint64_t *rec, uint32_t token)
 {
 	uint64_t pos;
 
-	if (caa_unlikely(!ring_put_claim(v->r, v->size, n, rec, &pos)))
+	if (caa_unlikely(!ring_put_claim(v->r, v->size, n, rec, token, &pos)))
 		return 0;
 	ring_write(v, pos, n, src, k, base);
 	ring_put_done(rec);
@@ -758,17 +827,33 @@ ring_put_try(const struct ring_view *v, const void *src, enum ring_kind k,
 static inline __attribute__((always_inline)) int
 ring_get_try(const struct ring_view *v, void *dst, enum ring_kind k,
 		char *base, const uint64_t *b2, unsigned int n,
-		const int short_only)
+		const int short_only, uint64_t *rec, uint32_t token)
 {
 	/* Read once: the stores to dst could otherwise alias it. */
 	struct ring *r = v->r;
 	uint64_t pos = uatomic_read(&r->cons_head);
+	uint32_t o;
+	int ok;
 
 	if (short_only ? !ring_short(v, pos, n) ||
 			!ring_read_short(v, pos, n, dst, k, base, b2) :
 			!ring_read(v, pos, n, dst, k, base))
 		return 0;
-	return ring_claim(&r->cons_head, &pos, n) ? (int)n : 0;
+	if (rec == NULL)
+		return ring_claim(&r->cons_head, &pos, n) ? (int)n : 0;
+	/* The record, then the owner (ring ownership). */
+	uatomic_set(rec, RING_OP_GET);
+	ring_own_order();
+	o = uatomic_read(&r->owner);
+	if (caa_likely(o == token)) {
+		uatomic_set(&r->cons_head, pos + n);
+		ok = 1;
+	} else {
+		ok = o == 0 && ring_claim(&r->cons_head, &pos, n);
+	}
+	cmm_barrier();
+	uatomic_set(rec, 0);
+	return ok ? (int)n : 0;
 }
 
 /*
@@ -782,11 +867,11 @@ ring_get_try(const struct ring_view *v, void *dst, enum ring_kind k,
 static inline __attribute__((always_inline)) int
 ring_put(const struct ring_view *v, const void *src, enum ring_kind k,
 		const char *base, unsigned int n, enum ring_mode mode,
-		uint64_t *rec)
+		uint64_t *rec, uint32_t token)
 {
-	if (caa_likely(ring_put_try(v, src, k, base, n, rec)))
+	if (caa_likely(ring_put_try(v, src, k, base, n, rec, token)))
 		return n;
-	return ring_put_slow(v, src, k, base, n, mode, rec);
+	return ring_put_slow(v, src, k, base, n, mode, rec, token);
 }
 
 /*
@@ -796,11 +881,12 @@ ring_put(const struct ring_view *v, const void *src, enum ring_kind k,
  */
 static inline __attribute__((always_inline)) int
 ring_get(const struct ring_view *v, void *dst, enum ring_kind k, char *base,
-		unsigned int n, enum ring_mode mode)
+		unsigned int n, enum ring_mode mode, uint64_t *rec,
+		uint32_t token)
 {
-	if (caa_likely(ring_get_try(v, dst, k, base, NULL, n, 0)))
+	if (caa_likely(ring_get_try(v, dst, k, base, NULL, n, 0, rec, token)))
 		return n;
-	return ring_get_slow(v, dst, k, base, n, mode);
+	return ring_get_slow(v, dst, k, base, n, mode, rec, token);
 }
 
 /* The short try of a get alone (ring_short()), for the caller to inline
@@ -808,9 +894,10 @@ ring_get(const struct ring_view *v, void *dst, enum ring_kind k, char *base,
  * to be called. */
 static inline __attribute__((always_inline)) int
 ring_get_short(const struct ring_view *v, void *dst, enum ring_kind k,
-		char *base, const uint64_t *b2, unsigned int n)
+		char *base, const uint64_t *b2, unsigned int n, uint64_t *rec,
+		uint32_t token)
 {
-	return ring_get_try(v, dst, k, base, b2, n, 1);
+	return ring_get_try(v, dst, k, base, b2, n, 1, rec, token);
 }
 
 /* References in and out (tests; the library moves pointers and offsets). */
@@ -818,14 +905,14 @@ static inline int
 ring_enqueue(const struct ring_view *v, const uint32_t *refs, unsigned int n,
 		enum ring_mode mode, uint64_t *rec)
 {
-	return ring_put(v, refs, RING_REFS, NULL, n, mode, rec);
+	return ring_put(v, refs, RING_REFS, NULL, n, mode, rec, RING_OWN_NONE);
 }
 
 static inline int
 ring_dequeue(const struct ring_view *v, uint32_t *refs, unsigned int n,
 		enum ring_mode mode)
 {
-	return ring_get(v, refs, RING_REFS, NULL, n, mode);
+	return ring_get(v, refs, RING_REFS, NULL, n, mode, NULL, RING_OWN_NONE);
 }
 
 /* ring.c: shmpoold's repair of what dead producers left claimed. */

@@ -26,7 +26,7 @@
 
 /* "SHMPOOL" and a NUL, read as a little-endian 64-bit number. */
 #define SEG_MAGIC		UINT64_C(0x004c4f4f504d4853)
-#define SEG_ABI_VERSION		9	/* 7: a ring per CPU; 8: the record
+#define SEG_ABI_VERSION		10	/* 7: a ring per CPU; 8: the record
 					   of a put in the cache's line; 9:
 					   the fields of a cache's w */
 
@@ -141,6 +141,8 @@ struct pool_handle {
 	uint8_t *owned;			/* slots this attachment claimed */
 	pthread_mutex_t lock;		/* guards owned[] */
 	struct cds_list_head node;	/* in the process's list of handles */
+	uint32_t own_tick;		/* claims by compare-and-swap, for
+					   cache_own_tick() */
 };
 
 static inline struct pool_handle *
@@ -297,6 +299,7 @@ copy_fn copy_add_base, copy_add_avx2, copy_sub_base, copy_sub_avx2;
 
 /* cache.c */
 int cache_flush(struct pool_handle *h, struct shmpool_cache *cache);
+void rings_own_drop(struct pool_handle *h, uint32_t s);
 void cache_forget(struct shmpool_cache *cache);
 void cache_counts_clear(struct shmpool_cache *cache);
 void cache_change_finish(struct shmpool_cache *cache);

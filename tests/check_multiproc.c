@@ -5,12 +5,16 @@
  */
 #include "config.h"
 
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "segment-internal.h"
 #include "testutil.h"
 
 #define POOL_SIZE	4096
@@ -252,6 +256,266 @@ START_TEST(test_counts_at_rest)
 }
 END_TEST
 
+/*
+ * Ring ownership (libshmpool/ring.h): a worker whose thread keeps to one
+ * CPU takes that CPU's ring to itself after RING_OWN_TICKS claims by
+ * compare-and-swap; anyone else's claim on it takes it back.
+ */
+#define OWN_POOL	256
+#define OWN_ROUNDS	(3 * 65536)
+
+/* The n-th CPU this process may run on (counting from 0, wrapping). */
+static int
+own_cpu(unsigned int n)
+{
+	cpu_set_t set;
+	int cpu, count;
+
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(set), &set), 0);
+	count = CPU_COUNT(&set);
+	n %= (unsigned int)count;
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &set) && n-- == 0)
+			return cpu;
+	ck_abort_msg("no CPU");
+	return -1;
+}
+
+static void
+own_pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(set), &set), 0);
+}
+
+/* The owner word of ring i of pool. */
+static uint32_t
+own_word(struct shmpool *pool, unsigned int i)
+{
+	return uatomic_read(&pool_handle(pool)->ring_r[i]->owner);
+}
+
+/*
+ * Child: pinned to cpu, OWN_ROUNDS gets and puts of one object through a
+ * cache of size 0; then tells the parent its slot and waits for a byte;
+ * then as many again, and detaches.
+ */
+static void
+own_child(const char *name, int cpu, int ready, int go)
+{
+	struct shmpool *pool;
+	uint32_t slot;
+	unsigned int k;
+	void *obj;
+	char c;
+
+	own_pin(cpu);
+	pool = tu_attach(name, 0);
+	slot = shmpool_default_cache(pool)->slot;
+	for (k = 0; k < OWN_ROUNDS; k++)
+		if (shmpool_get(pool, &obj) != 0 || shmpool_put(pool, obj) != 0)
+			_exit(20);
+	if (write(ready, &slot, sizeof(slot)) != sizeof(slot) ||
+	    read(go, &c, 1) != 1)
+		_exit(21);
+	for (k = 0; k < OWN_ROUNDS; k++)
+		if (shmpool_get(pool, &obj) != 0 || shmpool_put(pool, obj) != 0)
+			_exit(22);
+	_exit(shmpool_detach(pool) == 0 ? 0 : 23);
+}
+
+/* All OWN_POOL objects got at once, each once, and put back. */
+static void
+own_get_all(struct shmpool *pool)
+{
+	static void *objs[OWN_POOL];
+	unsigned char seen[OWN_POOL];
+	unsigned int i;
+	void *one;
+
+	memset(seen, 0, sizeof(seen));
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, OWN_POOL), 0);
+	for (i = 0; i < OWN_POOL; i++) {
+		long idx = shmpool_obj_index(pool, objs[i]);
+
+		ck_assert_int_ge(idx, 0);
+		ck_assert_uint_eq(seen[idx]++, 0);
+	}
+	/* Into a word of its own: a get that fails may have written it. */
+	ck_assert_int_eq(shmpool_get(pool, &one), -ENOENT);
+	ck_assert_int_eq(shmpool_put_bulk(pool, objs, OWN_POOL), 0);
+}
+
+/* Start own_child() on cpu; returns its pid, its slot in *slot. */
+static pid_t
+own_start(const char *name, int cpu, int go[2], uint32_t *slot)
+{
+	int ready[2];
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(ready), 0);
+	ck_assert_int_eq(pipe(go), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(ready[0]);
+		close(go[1]);
+		own_child(name, cpu, ready[1], go[0]);
+	}
+	close(ready[1]);
+	close(go[0]);
+	ck_assert_int_eq(read(ready[0], slot, sizeof(*slot)),
+		(int)sizeof(*slot));
+	close(ready[0]);
+	return pid;
+}
+
+/*
+ * The pinned child owns its CPU's ring; the parent's get of every object
+ * takes it back, the child goes on through the ring shared, and leaves
+ * every ring to no one when it detaches.
+ */
+START_TEST(test_ring_owned_and_taken)
+{
+	struct shmpool *pool;
+	unsigned int i, ring;
+	uint32_t slot;
+	int cpu = own_cpu(0), go[2];
+	pid_t pid;
+
+	tu_create("own", OWN_POOL, 64, 0, 8);
+	pool = tu_attach("own", 0);
+	ring = (unsigned int)cpu & pool_handle(pool)->ring_mask;
+	pid = own_start("own", cpu, go, &slot);
+	ck_assert_uint_eq(own_word(pool, ring),
+		RING_OWN(slot, RING_OWN_OWNED));
+	for (i = 0; i < pool_handle(pool)->nb_rings; i++)
+		if (i != ring)
+			ck_assert_uint_eq(own_word(pool, i), 0);
+	own_get_all(pool);
+	ck_assert_uint_eq(own_word(pool, ring), 0);
+	ck_assert_int_eq(write(go[1], "g", 1), 1);
+	close(go[1]);
+	tu_wait_children(&pid, 1, 60);
+	for (i = 0; i < pool_handle(pool)->nb_rings; i++)
+		ck_assert_uint_eq(own_word(pool, i), 0);
+	own_get_all(pool);
+	shmpool_detach(pool);
+}
+END_TEST
+
+/* A ring's owner killed (outside a claim: it waits on a pipe) holds it no
+ * more: the next get takes it back, and every object is there. */
+START_TEST(test_ring_owner_killed)
+{
+	struct shmpool *pool;
+	unsigned int ring;
+	uint32_t slot;
+	int cpu = own_cpu(0), go[2], status;
+	pid_t pid;
+
+	tu_create("ownkill", OWN_POOL, 64, 0, 8);
+	pool = tu_attach("ownkill", 0);
+	ring = (unsigned int)cpu & pool_handle(pool)->ring_mask;
+	pid = own_start("ownkill", cpu, go, &slot);
+	ck_assert_uint_eq(own_word(pool, ring),
+		RING_OWN(slot, RING_OWN_OWNED));
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	close(go[1]);
+	own_get_all(pool);
+	ck_assert_uint_eq(own_word(pool, ring), 0);
+	shmpool_detach(pool);
+}
+END_TEST
+
+/*
+ * Four pinned workers on as many CPUs as there are (two to a CPU on two),
+ * through caches of size 0: the rings go from one to another of them
+ * and back, and every object is there exactly once at the end.
+ */
+static void
+hammer_pinned_child(const char *name, int id, struct report *rep)
+{
+	void *held[MAX_HELD];
+	unsigned int nheld = 0, n, it;
+	uint64_t seed = 0x9e3779b97f4a7c15ULL * (uint64_t)(id + 1);
+	uint64_t me = (uint64_t)getpid();
+	struct shmpool *pool;
+
+	own_pin(own_cpu((unsigned int)id));
+	pool = tu_attach(name, 0);
+	for (it = 0; it < 4 * ITERATIONS; it++) {
+		n = 1 + tu_rand(&seed) % 8;
+		if (nheld + n <= MAX_HELD &&
+		    shmpool_get_bulk(pool, held + nheld, n) == 0) {
+			if (take(held + nheld, n, me) < 0)
+				_exit(11);
+			nheld += n;
+			rep->got_objs[id] += n;
+		}
+		if (nheld > 0 && (tu_rand(&seed) & 1)) {
+			n = 1 + tu_rand(&seed) % nheld;
+			if (give(held + nheld - n, n, me) < 0 ||
+			    shmpool_put_bulk(pool, held + nheld - n, n) != 0)
+				_exit(13);
+			nheld -= n;
+			rep->put_objs[id] += n;
+		}
+	}
+	if (nheld > 0) {
+		if (give(held, nheld, me) < 0 ||
+		    shmpool_put_bulk(pool, held, nheld) != 0)
+			_exit(15);
+		rep->put_objs[id] += nheld;
+	}
+	_exit(shmpool_detach(pool) == 0 ? 0 : 17);
+}
+
+START_TEST(test_ring_owners_hammer)
+{
+	static void *objs[POOL_SIZE];
+	static unsigned char seen[POOL_SIZE];
+	struct report *rep = report_new();
+	struct shmpool *pool;
+	pid_t pids[4];
+	unsigned int i;
+
+	tu_create("ownhammer", POOL_SIZE, 64, 0, 8);
+	for (i = 0; i < 4; i++) {
+		pids[i] = fork();
+		ck_assert_int_ge(pids[i], 0);
+		if (pids[i] == 0)
+			hammer_pinned_child("ownhammer", (int)i, rep);
+	}
+	tu_wait_children(pids, 4, 120);
+	pool = tu_attach("ownhammer", 0);
+	for (i = 0; i < pool_handle(pool)->nb_rings; i++)
+		ck_assert_uint_eq(own_word(pool, i), 0);
+	for (i = 0; i < 4; i++) {
+		ck_assert_uint_eq(rep->got_objs[i], rep->put_objs[i]);
+		ck_assert_uint_gt(rep->got_objs[i], ITERATIONS);
+	}
+	ck_assert_uint_eq(shmpool_avail_count(pool), POOL_SIZE);
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, POOL_SIZE), 0);
+	memset(seen, 0, sizeof(seen));
+	for (i = 0; i < POOL_SIZE; i++) {
+		long idx = shmpool_obj_index(pool, objs[i]);
+
+		ck_assert_int_ge(idx, 0);
+		ck_assert_uint_eq(*(uint64_t *)objs[i], 0);
+		ck_assert_uint_eq(seen[idx]++, 0);
+	}
+	ck_assert_int_eq(shmpool_put_bulk(pool, objs, POOL_SIZE), 0);
+	shmpool_detach(pool);
+	munmap(rep, sizeof(*rep));
+}
+END_TEST
+
 static Suite *
 multiproc_suite(void)
 {
@@ -263,6 +527,9 @@ multiproc_suite(void)
 	tcase_add_test(tc, test_three_processes);
 	tcase_add_test(tc, test_four_processes);
 	tcase_add_test(tc, test_counts_at_rest);
+	tcase_add_test(tc, test_ring_owned_and_taken);
+	tcase_add_test(tc, test_ring_owner_killed);
+	tcase_add_test(tc, test_ring_owners_hammer);
 	suite_add_tcase(s, tc);
 	return s;
 }
