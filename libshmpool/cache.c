@@ -85,27 +85,14 @@ ring_view_at(const struct pool_handle *h, unsigned int i)
 static inline uint32_t
 cache_token(const struct shmpool_cache *cache)
 {
-	return RING_OWN(cache->slot, RING_OWN_OWNED);
+	/* Loaded where it is compared, not held in a register from the
+	 * start (two registers saved and restored, where gcc hoisted it). */
+	return RING_OWN(__atomic_load_n(&cache->slot, __ATOMIC_RELAXED),
+		RING_OWN_OWNED);
 }
 
-void cache_own_try(struct pool_handle *h, struct shmpool_cache *cache,
-		unsigned int i);
+int cache_own_try(struct pool_handle *h, struct shmpool_cache *cache);
 
-/*
- * After a claim of cache's on ring r (i) by compare-and-swap: every
- * RING_OWN_TICKS of them, see whether it may have the ring to itself
- * (cache_own_try()).
- */
-#define RING_OWN_TICKS	65536
-static inline __attribute__((always_inline)) void
-cache_own_tick(struct pool_handle *h, struct shmpool_cache *cache,
-		struct ring *r, unsigned int i)
-{
-	if (caa_likely(uatomic_read(&r->owner) == cache_token(cache)))
-		return;
-	if (caa_unlikely(++h->own_tick % RING_OWN_TICKS == 0))
-		cache_own_try(h, cache, i);
-}
 
 /*
  * Ring ownership (ring.h): a fence on every CPU running a process that
@@ -171,28 +158,33 @@ ring_own_settle(const struct ring_view *v, uint32_t o, uint64_t *rec)
 }
 
 /*
- * Take ring i to cache if its thread keeps to one CPU, whose ring i is,
- * and no other cache is at work on it.
+ * Take to cache the ring its thread uses (ring_here()), if the thread may
+ * run on one CPU only, that ring's, and no other cache is at work on it.
+ * Called by a get whose claim by compare-and-swap crossed a multiple of
+ * RING_OWN_EVERY positions (ring_own_hint()); returns 0, as that get
+ * does.
  */
-void __attribute__((noinline))
-cache_own_try(struct pool_handle *h, struct shmpool_cache *cache,
-		unsigned int i)
+int __attribute__((noinline))
+cache_own_try(struct pool_handle *h, struct shmpool_cache *cache)
 {
-	struct ring *r = h->ring_r[i];
 	uint32_t acq = RING_OWN(cache->slot, RING_OWN_ACQ), s;
+	struct ring *r;
 	cpu_set_t set;
+	unsigned int i;
 	int cpu;
 
-	if (ring_own_unfenced ||
-	    sched_getaffinity(0, sizeof(set), &set) < 0 ||
+	if (sched_getaffinity(0, sizeof(set), &set) < 0 ||
 	    CPU_COUNT(&set) != 1)
-		return;
+		return 0;
 	for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &set); cpu++)
 		;
+	/* Without rseq every thread uses ring 0 (cpu_here()). */
+	i = ring_here(h);
 	if (((unsigned int)cpu & h->ring_mask) != i)
-		return;
+		return 0;
+	r = h->ring_r[i];
 	if (uatomic_cmpxchg(&r->owner, 0, acq) != 0)
-		return;
+		return 0;
 	if (own_fence() < 0)
 		goto cancel;
 	for (s = 0; s < h->nb_slots; s++)
@@ -200,9 +192,10 @@ cache_own_try(struct pool_handle *h, struct shmpool_cache *cache,
 			goto cancel;
 	cmm_smp_mb();
 	uatomic_cmpxchg(&r->owner, acq, cache_token(cache));
-	return;
+	return 0;
 cancel:
 	uatomic_cmpxchg(&r->owner, acq, 0);
+	return 0;
 }
 
 /* Give up every ring slot s has (or is taking, or is being taken). */
@@ -244,7 +237,7 @@ rings_put_rest(struct pool_handle *h, const void *src, enum ring_kind k,
 	for (j = 1; j < h->nb_rings; j++) {
 		r = (i + j) & h->ring_mask;
 		if (ring_put(&h->rings[r], src, k, base, n, RING_BULK,
-				cache_ring_op(rc, r), cache_token(rc)) > 0)
+				cache_ring_op(rc, r), &rc->slot) > 0)
 			return (int)n;
 	}
 	return 0;
@@ -260,7 +253,7 @@ rings_put(struct pool_handle *h, const void *src, enum ring_kind k,
 	struct ring_view v = ring_view_at(h, i);
 
 	if (caa_likely(ring_put_try(&v, src, k, base, n,
-			cache_ring_op(rc, i), cache_token(rc))))
+			cache_ring_op(rc, i), &rc->slot)))
 		return (int)n;
 	return rings_put_rest(h, src, k, base, n, i, rc);
 }
@@ -283,13 +276,13 @@ rings_get_rest(struct pool_handle *h, void *dst, enum ring_kind k, char *base,
 		if (ring_get(&h->rings[(i + j) & h->ring_mask], dst, k, base,
 				n, RING_BULK,
 				cache_ring_op(rc, (i + j) & h->ring_mask),
-				cache_token(rc)) > 0)
+				&rc->slot) > 0)
 			return (int)n;
 	for (j = 0; j < h->nb_rings && got < n; j++) {
 		r = ring_get(&h->rings[(i + j) & h->ring_mask],
 			(void *)ring_at(dst, got, k), k, base, n - got,
 			RING_BURST, cache_ring_op(rc, (i + j) & h->ring_mask),
-			cache_token(rc));
+			&rc->slot);
 		if (r > 0)
 			got += (unsigned int)r;
 	}
@@ -309,9 +302,12 @@ rings_get(struct pool_handle *h, void *dst, enum ring_kind k, char *base,
 {
 	struct ring_view v = ring_view_at(h, i);
 
+	int hint;
+
 	if (caa_likely(ring_get_try(&v, dst, k, base, NULL, n, 0,
-			cache_ring_op(rc, i), cache_token(rc)))) {
-		cache_own_tick(h, rc, v.r, i);
+			cache_ring_op(rc, i), &rc->slot, &hint))) {
+		if (caa_unlikely(hint))
+			cache_own_try(h, rc);
 		return (int)n;
 	}
 	return rings_get_rest(h, dst, k, base, n, i, rc);
@@ -429,7 +425,7 @@ cache_flush(struct pool_handle *h, struct shmpool_cache *cache)
 	v = ring_view_at(h, i);
 	rec = cache_ring_op(cache, i);
 	cache_change_prepare(cache, 0, -(uint64_t)len, 1);
-	claimed = ring_put_claim(v.r, v.size, len, rec, cache_token(cache),
+	claimed = ring_put_claim(v.r, v.size, len, rec, &cache->slot,
 		&pos);
 	cache_change_commit(cache);
 	if (caa_likely(claimed)) {
@@ -626,12 +622,15 @@ get_direct_in(struct pool_handle *h, void **objs, unsigned int n,
 	struct shmpool *pool = &h->pub;
 	unsigned int i = ring_here(h);
 	struct ring_view v = ring_view_at(h, i);
+	int hint;
 
 	if (caa_unlikely(!ring_get_try(&v, objs, RING_PTRS, pool->objbase,
-			NULL, n, 0, cache_ring_op(st, i), cache_token(st))))
+			NULL, n, 0, cache_ring_op(st, i), &st->slot,
+			&hint)))
 		return get_direct_rest(h, objs, n, cache, st, i);
 	count_direct(&st->get_direct_bulk, &st->get_direct_objs, n);
-	cache_own_tick(h, st, v.r, i);
+	if (caa_unlikely(hint))
+		return cache_own_try(h, st);
 	return 0;
 }
 
@@ -724,13 +723,15 @@ get_idle_in(struct pool_handle *h, void **objs, unsigned int n,
 {
 	unsigned int i = ring_here(h);
 	struct ring_view v = ring_view_at(h, i);
+	int hint;
 
 	if (caa_unlikely(!ring_get_short(&v, objs, RING_PTRS, h->pub.objbase,
 			h->objbase2, n, cache_ring_op(cache, i),
-			cache_token(cache))))
+			&cache->slot, &hint)))
 		return get_direct_rest(h, objs, n, cache, cache, i);
 	count_direct(&cache->get_direct_bulk, &cache->get_direct_objs, n);
-	cache_own_tick(h, cache, v.r, i);
+	if (caa_unlikely(hint))
+		return cache_own_try(h, cache);
 	return 0;
 }
 
@@ -879,7 +880,7 @@ put_idle_in(struct pool_handle *h, void * const *objs, unsigned int n,
 	uint64_t pos;
 
 	if (caa_unlikely(!ring_put_claim(r, h->rings[0].size, n,
-			cache_ring_op(cache, i), cache_token(cache), &pos)))
+			cache_ring_op(cache, i), &cache->slot, &pos)))
 		return put_direct_rest(h, objs, n, cache, i);
 	/* Counted as soon as claimed, so that n is free for the write
 	 * (held to the end, it took a register saved and restored, with

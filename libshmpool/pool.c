@@ -20,7 +20,6 @@
 
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
-#include <unistd.h>
 
 #include "proto.h"
 #include "segment-internal.h"
@@ -37,8 +36,7 @@ rseq_cpu_off_init(void)
 }
 #endif
 
-/* Ring ownership (ring.h): this process takes the fences of others', or
- * makes its own. */
+/* Ring ownership (ring.h): this process takes the others' fences. */
 int ring_own_unfenced;
 
 static void __attribute__((constructor))
@@ -46,7 +44,7 @@ own_fence_register(void)
 {
 	if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED,
 			0, 0) != 0)
-		ring_own_unfenced = 1;
+		ring_own_unfenced = errno != 0 ? errno : EINVAL;
 }
 
 /* Every attachment of this process, for the calls given only a cache. */
@@ -420,6 +418,12 @@ shmpool_attach(const char *name, const struct shmpool_attach_opts *opts,
 		return seterr(-EINVAL, "pool name '%s' is not 1-%d characters "
 			"of [A-Za-z0-9._-] not starting with '.'",
 			name ? name : "(null)", SHMPOOL_NAME_MAX);
+	if (ring_own_unfenced != 0)
+		return seterr(-ENOSYS, "membarrier(2) registration "
+			"(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) failed: "
+			"%s; libshmpool needs it (Linux 4.16 or later, not "
+			"denied by a seccomp filter)",
+			strerror(ring_own_unfenced));
 	if (opts == NULL || opts->path == NULL) {
 		ret = attach_daemon(name, opts, &h);
 		if (ret < 0)

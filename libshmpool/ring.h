@@ -6,9 +6,10 @@
  *
  * Positions are 64-bit counters that only grow: producers claim positions
  * at prod_head, consumers at cons_head, each side with one compare-and-
- * swap.  Position q lives in entry q & mask, and each entry carries a
- * sequence next to its reference, made from the lap of q: S(q), the low
- * 32 bits of q | mask, the last position of q's lap.
+ * swap, or, by the cache that owns the ring, with a plain store (ring
+ * ownership, below).  Position q lives in entry q & mask, and each entry
+ * carries a sequence next to its reference, made from the lap of q: S(q),
+ * the low 32 bits of q | mask, the last position of q's lap.
  *
  *   seq == S(q)       the entry holds the reference put at position q;
  *   seq == S(q) + 1   a hole: position q was claimed by a producer that
@@ -37,7 +38,8 @@
  * the producer, if it was descheduled there, can finish).  A process
  * descheduled in the middle of an operation holds up only the positions it
  * is writing; consumers reach them only once they have taken everything
- * before.
+ * before.  (But for an owner: a claim on a ring another cache owns first
+ * waits for the owner's claim under way, if any, below.)
  *
  * A producer killed between its claim and its last write leaves positions
  * that will never be written.  Each producer therefore first writes what it
@@ -103,9 +105,9 @@ struct ring {
 	uint32_t stalled;		/* set by a get that waited long for a
 					   position to be written; shmpoold
 					   repairs the ring and clears it */
-	uint32_t owner;			/* 0, or RING_OWN(slot, state): the
-					   cache that has the ring to itself
-					   (see ring ownership, below) */
+	uint32_t owner;			/* 0, or RING_OWN(slot, state):
+					   the cache that has the ring
+					   to itself (ring ownership) */
 	uint64_t holes;			/* holes between the heads */
 	uint64_t reserved1[5];
 	uint64_t prod_head __attribute__((aligned(64)));
@@ -151,30 +153,55 @@ struct ring {
 #define RING_OWN_ACQ		1u
 #define RING_OWN_REVOKE		2u
 #define RING_OWN_FENCED		3u
-#define RING_OWN(slot, st)	((((uint32_t)(slot) + 1) << 2) | (st))
-#define RING_OWN_SLOT(o)	(((o) >> 2) - 1)
-#define RING_OWN_STATE(o)	((o) & 3u)
+/* The state in the top two bits: OWNED(s) is s + 1, which a claim
+ * compares with its cache's slot number less one add. */
+#define RING_OWN(slot, st)	\
+	(((uint32_t)(st) << 30) | ((uint32_t)(slot) + 1))
+#define RING_OWN_SLOT(o)	(((o) & 0x3fffffffu) - 1)
+#define RING_OWN_STATE(o)	((o) >> 30)
 /* The token of a caller that never owns a ring (no cache): matches no
- * owner word. */
+ * owner word; and the slot number that gives it. */
 #define RING_OWN_NONE		UINT32_MAX
+static const uint32_t ring_slot_none = UINT32_MAX - 1;
 
 /*
- * pool.c: set when this process could not register for the others'
- * fences (membarrier(2) refused): its claims then fence between their
- * record and their look at the owner themselves, and it never takes a
- * ring.
+ * The owner word of the cache in slot *slotp, read where a claim compares
+ * it: a value computed by the caller was loaded at the start and held in
+ * a register throughout (two saved and restored).
+ */
+static inline __attribute__((always_inline)) uint32_t
+ring_own_token(const uint32_t *slotp)
+{
+	return RING_OWN(__atomic_load_n(slotp, __ATOMIC_RELAXED),
+		RING_OWN_OWNED);
+}
+
+/*
+ * pool.c: the errno of this process's registration for the others'
+ * fences (membarrier(2), MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED), made
+ * when the library is loaded; 0 when it is registered.  A process that is
+ * not may not claim on a ring, whose claims order their record and their
+ * read of the owner word with no fence of their own: shmpool_attach()
+ * and shmpoold refuse to start.
  */
 extern int ring_own_unfenced __attribute__((visibility("hidden")));
 
-/* Between a claim's record and its read of the owner word. */
-static inline __attribute__((always_inline)) void
-ring_own_order(void)
+/*
+ * Whether a claim by compare-and-swap of n from pos crossed a multiple of
+ * RING_OWN_EVERY positions: once in RING_OWN_EVERY objects of a ring, its
+ * claimer sees whether it may take it (cache_own_try()), with no counter
+ * to keep.
+ */
+#define RING_OWN_EVERY		65536
+static inline int
+ring_own_hint(uint64_t pos, unsigned int n)
 {
-	if (caa_unlikely(ring_own_unfenced))
-		cmm_smp_mb();
-	else
-		cmm_barrier();
+	return ((pos ^ (pos + n)) & ~(uint64_t)(RING_OWN_EVERY - 1)) != 0;
 }
+
+/* Between a claim's record and its read of the owner word: the compiler's
+ * order only, the CPU's being the fencer's (membarrier(2)). */
+#define ring_own_order()	cmm_barrier()
 
 /*
  * A process's view of a ring: where it is mapped and its geometry, read
@@ -752,7 +779,7 @@ int ring_own_settle(const struct ring_view *v, uint32_t o, uint64_t *rec);
  */
 static inline __attribute__((always_inline)) int
 ring_put_claim(struct ring *r, uint32_t size, unsigned int n, uint64_t *rec,
-		uint32_t token, uint64_t *posp)
+		const uint32_t *slotp, uint64_t *posp)
 {
 	uint64_t pos = uatomic_read(&r->prod_head);
 	uint32_t o;
@@ -773,7 +800,7 @@ ring_put_claim(struct ring *r, uint32_t size, unsigned int n, uint64_t *rec,
 	/* The owner after the record (ring ownership). */
 	ring_own_order();
 	o = uatomic_read(&r->owner);
-	if (caa_likely(o == token)) {
+	if (caa_likely(o == ring_own_token(slotp))) {
 		uatomic_set(&r->prod_head, pos + n);
 		*posp = pos;
 		return 1;
@@ -805,11 +832,12 @@ ring_put_done(uint64_t *rec)
  */
 static inline __attribute__((always_inline)) int
 ring_put_try(const struct ring_view *v, const void *src, enum ring_kind k,
-		const char *base, unsigned int n, uint64_t *rec, uint32_t token)
+		const char *base, unsigned int n, uint64_t *rec,
+		const uint32_t *slotp)
 {
 	uint64_t pos;
 
-	if (caa_unlikely(!ring_put_claim(v->r, v->size, n, rec, token, &pos)))
+	if (caa_unlikely(!ring_put_claim(v->r, v->size, n, rec, slotp, &pos)))
 		return 0;
 	ring_write(v, pos, n, src, k, base);
 	ring_put_done(rec);
@@ -827,7 +855,8 @@ ring_put_try(const struct ring_view *v, const void *src, enum ring_kind k,
 static inline __attribute__((always_inline)) int
 ring_get_try(const struct ring_view *v, void *dst, enum ring_kind k,
 		char *base, const uint64_t *b2, unsigned int n,
-		const int short_only, uint64_t *rec, uint32_t token)
+		const int short_only, uint64_t *rec, const uint32_t *slotp,
+		int *hint)
 {
 	/* Read once: the stores to dst could otherwise alias it. */
 	struct ring *r = v->r;
@@ -845,11 +874,15 @@ ring_get_try(const struct ring_view *v, void *dst, enum ring_kind k,
 	uatomic_set(rec, RING_OP_GET);
 	ring_own_order();
 	o = uatomic_read(&r->owner);
-	if (caa_likely(o == token)) {
+	if (caa_likely(o == ring_own_token(slotp))) {
 		uatomic_set(&r->cons_head, pos + n);
 		ok = 1;
+		if (hint != NULL)
+			*hint = 0;
 	} else {
 		ok = o == 0 && ring_claim(&r->cons_head, &pos, n);
+		if (hint != NULL)
+			*hint = ring_own_hint(pos, n);
 	}
 	cmm_barrier();
 	uatomic_set(rec, 0);
@@ -867,11 +900,12 @@ ring_get_try(const struct ring_view *v, void *dst, enum ring_kind k,
 static inline __attribute__((always_inline)) int
 ring_put(const struct ring_view *v, const void *src, enum ring_kind k,
 		const char *base, unsigned int n, enum ring_mode mode,
-		uint64_t *rec, uint32_t token)
+		uint64_t *rec, const uint32_t *slotp)
 {
-	if (caa_likely(ring_put_try(v, src, k, base, n, rec, token)))
+	if (caa_likely(ring_put_try(v, src, k, base, n, rec, slotp)))
 		return n;
-	return ring_put_slow(v, src, k, base, n, mode, rec, token);
+	return ring_put_slow(v, src, k, base, n, mode, rec,
+		ring_own_token(slotp));
 }
 
 /*
@@ -882,11 +916,13 @@ ring_put(const struct ring_view *v, const void *src, enum ring_kind k,
 static inline __attribute__((always_inline)) int
 ring_get(const struct ring_view *v, void *dst, enum ring_kind k, char *base,
 		unsigned int n, enum ring_mode mode, uint64_t *rec,
-		uint32_t token)
+		const uint32_t *slotp)
 {
-	if (caa_likely(ring_get_try(v, dst, k, base, NULL, n, 0, rec, token)))
+	if (caa_likely(ring_get_try(v, dst, k, base, NULL, n, 0, rec, slotp,
+			NULL)))
 		return n;
-	return ring_get_slow(v, dst, k, base, n, mode, rec, token);
+	return ring_get_slow(v, dst, k, base, n, mode, rec,
+		ring_own_token(slotp));
 }
 
 /* The short try of a get alone (ring_short()), for the caller to inline
@@ -895,9 +931,9 @@ ring_get(const struct ring_view *v, void *dst, enum ring_kind k, char *base,
 static inline __attribute__((always_inline)) int
 ring_get_short(const struct ring_view *v, void *dst, enum ring_kind k,
 		char *base, const uint64_t *b2, unsigned int n, uint64_t *rec,
-		uint32_t token)
+		const uint32_t *slotp, int *hint)
 {
-	return ring_get_try(v, dst, k, base, b2, n, 1, rec, token);
+	return ring_get_try(v, dst, k, base, b2, n, 1, rec, slotp, hint);
 }
 
 /* References in and out (tests; the library moves pointers and offsets). */
@@ -905,14 +941,16 @@ static inline int
 ring_enqueue(const struct ring_view *v, const uint32_t *refs, unsigned int n,
 		enum ring_mode mode, uint64_t *rec)
 {
-	return ring_put(v, refs, RING_REFS, NULL, n, mode, rec, RING_OWN_NONE);
+	return ring_put(v, refs, RING_REFS, NULL, n, mode, rec,
+		&ring_slot_none);
 }
 
 static inline int
 ring_dequeue(const struct ring_view *v, uint32_t *refs, unsigned int n,
 		enum ring_mode mode)
 {
-	return ring_get(v, refs, RING_REFS, NULL, n, mode, NULL, RING_OWN_NONE);
+	return ring_get(v, refs, RING_REFS, NULL, n, mode, NULL,
+		&ring_slot_none);
 }
 
 /* ring.c: shmpoold's repair of what dead producers left claimed. */

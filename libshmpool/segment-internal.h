@@ -26,9 +26,9 @@
 
 /* "SHMPOOL" and a NUL, read as a little-endian 64-bit number. */
 #define SEG_MAGIC		UINT64_C(0x004c4f4f504d4853)
-#define SEG_ABI_VERSION		10	/* 7: a ring per CPU; 8: the record
-					   of a put in the cache's line; 9:
-					   the fields of a cache's w */
+/* 7: a ring per CPU; 8: the record of a put in the cache's line; 9: the
+ * fields of a cache's w; 10: a ring's owner word (ring ownership). */
+#define SEG_ABI_VERSION		10
 
 /*
  * A pool's free objects are in nb_rings rings, a power of two up to
@@ -141,8 +141,6 @@ struct pool_handle {
 	uint8_t *owned;			/* slots this attachment claimed */
 	pthread_mutex_t lock;		/* guards owned[] */
 	struct cds_list_head node;	/* in the process's list of handles */
-	uint32_t own_tick;		/* claims by compare-and-swap, for
-					   cache_own_tick() */
 };
 
 static inline struct pool_handle *

@@ -407,6 +407,16 @@ main(int argc, char **argv)
 		return 2;
 	}
 
+	/* The library's rings need every process on them registered for
+	 * the others' fences (libshmpool/ring.h, ring ownership). */
+	if (ring_own_unfenced != 0) {
+		fprintf(stderr, "shmpoold: membarrier(2) registration "
+			"(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) failed: "
+			"%s; shmpoold needs it (Linux 4.16 or later, not "
+			"denied by a seccomp filter)\n",
+			strerror(ring_own_unfenced));
+		return 1;
+	}
 	config_init(&conf);
 	if (o.config != NULL || access(CONFIG_FILE_DEFAULT, F_OK) == 0) {
 		if (config_load(o.config != NULL ? o.config :

@@ -204,17 +204,17 @@ START_TEST(test_wide_copies)
 		for (i = 0; i < n; i++)
 			in[i] = wide_obj(next + i);
 		ck_assert_uint_eq(ring_put(&s.v, in, RING_PTRS, wide_objs, n,
-			RING_BULK, &s.recs[0], RING_OWN_NONE), n);
+			RING_BULK, &s.recs[0], &ring_slot_none), n);
 		ck_assert_uint_eq(ring_get(&s.v, off, RING_OFFS, NULL, n,
-			RING_BULK, NULL, RING_OWN_NONE), n);
+			RING_BULK, NULL, &ring_slot_none), n);
 		for (i = 0; i < n; i++)
 			ck_assert_uint_eq(off[i], (uint64_t)((next + i) %
 				WIDE_OBJS) << SHMPOOL_REF_SHIFT);
 		ck_assert_uint_eq(ring_put(&s.v, off, RING_OFFS, NULL, n,
-			RING_BULK, &s.recs[0], RING_OWN_NONE), n);
+			RING_BULK, &s.recs[0], &ring_slot_none), n);
 		memset(out, 0, sizeof(out));
 		ck_assert_uint_eq(ring_get(&s.v, out, RING_PTRS, wide_objs, n,
-			RING_BULK, NULL, RING_OWN_NONE), n);
+			RING_BULK, NULL, &ring_slot_none), n);
 		for (i = 0; i < n; i++)
 			ck_assert_ptr_eq(out[i], in[i]);
 		ck_assert_uint_eq(ring_count(&s.v), 0);
@@ -244,7 +244,7 @@ START_TEST(test_wide_read_checks)
 	for (i = 0; i < 96; i++)
 		in[i] = wide_obj(i);
 	ck_assert_uint_eq(ring_put(&s.v, in, RING_PTRS, wide_objs, 96,
-		RING_BULK, &s.recs[0], RING_OWN_NONE), 96);
+		RING_BULK, &s.recs[0], &ring_slot_none), 96);
 	ck_assert_int_eq(ring_read(&s.v, pos, 96, off, RING_OFFS, NULL), 1);
 	for (j = 0; j < sizeof(at) / sizeof(at[0]); j++) {
 		e = &s.v.ents[(pos + at[j]) & s.v.mask];
@@ -287,20 +287,22 @@ START_TEST(test_short_copies)
 			for (i = 0; i < n; i++)
 				in[i] = wide_obj(n * 7 + idx + i);
 			ck_assert_uint_eq(ring_put(&s.v, in, RING_PTRS,
-				wide_objs, n, RING_BULK, &s.recs[0], RING_OWN_NONE), n);
+				wide_objs, n, RING_BULK, &s.recs[0],
+				&ring_slot_none), n);
 			memset(off, 0xff, sizeof(off));
 			ck_assert_uint_eq(ring_get(&s.v, off, RING_OFFS, NULL,
-				n, RING_BULK, NULL, RING_OWN_NONE), n);
+				n, RING_BULK, NULL, &ring_slot_none), n);
 			for (i = 0; i < n; i++)
 				ck_assert_uint_eq(off[i], (uint64_t)((n * 7 +
 					idx + i) % WIDE_OBJS) <<
 					SHMPOOL_REF_SHIFT);
 			ck_assert_uint_eq(off[n], UINT64_MAX);
 			ck_assert_uint_eq(ring_put(&s.v, off, RING_OFFS, NULL,
-				n, RING_BULK, &s.recs[0], RING_OWN_NONE), n);
+				n, RING_BULK, &s.recs[0], &ring_slot_none), n);
 			memset(out, 0, sizeof(out));
 			ck_assert_uint_eq(ring_get(&s.v, out, RING_PTRS,
-				wide_objs, n, RING_BULK, NULL, RING_OWN_NONE), n);
+				wide_objs, n, RING_BULK, NULL, &ring_slot_none),
+				n);
 			for (i = 0; i < n; i++)
 				ck_assert_ptr_eq(out[i], in[i]);
 			ck_assert_ptr_null(out[n]);
@@ -335,7 +337,8 @@ START_TEST(test_short_read_checks)
 			pos = ((uint64_t)1 << 32) - (split == n ? 128 : split);
 			ring_set_heads(&s.v, pos);
 			ck_assert_uint_eq(ring_put(&s.v, in, RING_PTRS,
-				wide_objs, n, RING_BULK, &s.recs[0], RING_OWN_NONE), n);
+				wide_objs, n, RING_BULK, &s.recs[0],
+				&ring_slot_none), n);
 			ck_assert_int_eq(ring_read(&s.v, pos, n, off,
 				RING_OFFS, NULL), 1);
 			for (j = 0; j < n; j++) {
@@ -381,7 +384,7 @@ START_TEST(test_get_slow)
 	for (i = 0; i < 100; i++)
 		in[i] = wide_obj(i);
 	ck_assert_uint_eq(ring_put(&s.v, in, RING_PTRS, wide_objs, 100,
-		RING_BULK, &s.recs[0], RING_OWN_NONE), 100);
+		RING_BULK, &s.recs[0], &ring_slot_none), 100);
 	ck_assert_int_eq(ring_get_slow(&s.v, off, RING_OFFS, NULL, 60,
 		RING_BULK, NULL, RING_OWN_NONE), 60);
 	for (i = 0; i < 60; i++)
@@ -416,7 +419,8 @@ put_steps(struct shared_ring *s, void **in, unsigned int n)
 {
 	uint64_t pos;
 
-	if (!ring_put_claim(s->v.r, s->v.size, n, &s->recs[0], RING_OWN_NONE, &pos)) {
+	if (!ring_put_claim(s->v.r, s->v.size, n, &s->recs[0], &ring_slot_none,
+		&pos)) {
 		ck_assert_uint_eq(s->recs[0], 0);
 		return 0;
 	}
@@ -522,7 +526,7 @@ START_TEST(test_short_b2)
 			for (i = 0; i < n; i++)
 				in[i] = wide_obj(20 + i);
 			ck_assert(ring_put_claim(s.v.r, s.v.size, n,
-				&s.recs[0], RING_OWN_NONE, &pos));
+				&s.recs[0], &ring_slot_none, &pos));
 			ck_assert(ring_short(&s.v, pos, n));
 			if (turn == 0)
 				ring_write_short(&s.v, pos, n, in, RING_PTRS,
@@ -534,10 +538,12 @@ START_TEST(test_short_b2)
 			memset(out, 0, sizeof(out));
 			if (turn == 0)
 				ck_assert_int_eq(ring_get_short(&s.v, out,
-					RING_PTRS, wide_objs, NULL, n, NULL, RING_OWN_NONE), n);
+					RING_PTRS, wide_objs, NULL, n, NULL,
+					&ring_slot_none, NULL), n);
 			else
 				ck_assert_int_eq(ring_get_short(&s.v, out,
-					RING_PTRS, wrong, b2, n, NULL, RING_OWN_NONE), n);
+					RING_PTRS, wrong, b2, n, NULL,
+					&ring_slot_none, NULL), n);
 			for (i = 0; i < n; i++)
 				ck_assert_msg(out[i] == in[i], "n %u, %s: "
 					"object %u is %p, expected %p", n,
@@ -574,15 +580,17 @@ START_TEST(test_short_tries)
 			if (n < RING_WIDE_MIN - 1 && idx + n + 1 <= 64) {
 				ck_assert_uint_eq(ring_get_short(&s.v, out,
 					RING_PTRS, wide_objs, wide_b2(idx),
-					n + 1, NULL, RING_OWN_NONE), 0);
+					n + 1, NULL, &ring_slot_none, NULL), 0);
 				ck_assert_uint_eq(s.v.r->cons_head, pos);
 			}
 			memset(out, 0, sizeof(out));
 			ck_assert_uint_eq(ring_get_short(&s.v, out, RING_PTRS,
-				wide_objs, wide_b2(idx / 2), n, NULL, RING_OWN_NONE), fits ? n : 0);
+				wide_objs, wide_b2(idx / 2), n, NULL,
+				&ring_slot_none, NULL), fits ? n : 0);
 			if (!fits)
 				ck_assert_uint_eq(ring_get(&s.v, out,
-					RING_PTRS, wide_objs, n, RING_BULK, NULL, RING_OWN_NONE), n);
+					RING_PTRS, wide_objs, n, RING_BULK,
+					NULL, &ring_slot_none), n);
 			for (i = 0; i < n; i++)
 				ck_assert_ptr_eq(out[i], in[i]);
 			ck_assert_uint_eq(s.v.r->cons_head, pos + n);
@@ -593,7 +601,8 @@ START_TEST(test_short_tries)
 		ck_assert_int_eq(put_steps(&s, in, 8), 1);
 	/* Full: a claim that writes no record leaves what is there. */
 	s.recs[0] = 0x5a5a;
-	ck_assert_int_eq(ring_put_claim(s.v.r, s.v.size, 1, &s.recs[0], RING_OWN_NONE, &pos),
+	ck_assert_int_eq(ring_put_claim(s.v.r, s.v.size, 1, &s.recs[0],
+		&ring_slot_none, &pos),
 		0);
 	ck_assert_uint_eq(s.recs[0], 0x5a5a);
 	s.recs[0] = 0;
@@ -1093,11 +1102,11 @@ START_TEST(test_spoiled_entry)
 	ck_assert_uint_ne(ring_ent_seq(e), ring_seq(&s.v, pos + 1 - 16));
 	ck_assert_uint_ne(ring_ent_seq(e), ring_seq(&s.v, pos + 1 - 16) + 1);
 	ck_assert_int_eq(ring_get_short(&s.v, out, RING_PTRS, wide_objs, NULL,
-		1, NULL, RING_OWN_NONE), 1);
+		1, NULL, &ring_slot_none, NULL), 1);
 	ck_assert_ptr_eq(out[0], wide_obj(0));
 	/* The spoiled position: not taken, nothing moves. */
 	ck_assert_int_eq(ring_get_short(&s.v, out, RING_PTRS, wide_objs, NULL,
-		2, NULL, RING_OWN_NONE), 0);
+		2, NULL, &ring_slot_none, NULL), 0);
 	ck_assert_uint_eq(s.v.r->cons_head, pos + 1);
 	/* Under a live record of it, deferred; then a hole. */
 	s.recs[1] = RING_OP(pos + 1, 1);
