@@ -72,6 +72,7 @@ ring_view_of(const struct pool_handle *h, struct ring *r)
 	v.ents = r->ents;
 	v.size = h->rings[0].size;
 	v.mask = h->rings[0].mask;
+	v.own = h;
 	return v;
 }
 
@@ -119,14 +120,27 @@ slot_busy_on(const struct seg_slot *s, unsigned int i)
 int
 ring_own_settle(const struct ring_view *v, uint32_t o, uint64_t *rec)
 {
+	const struct pool_handle *h = v->own;
 	struct shmpool_cache *me = caa_container_of(rec, struct shmpool_cache,
 		ring_op);
-	struct seg_slot *slots = slot_of(me) - me->slot;
 	struct ring *r = v->r;
-	unsigned int i = uatomic_read(&me->ring_op_ring);
-	uint32_t s = RING_OWN_SLOT(o), cur;
+	uint32_t s = RING_OWN_SLOT(o), mine, cur;
+	unsigned int i;
 
-	if (s == me->slot) {
+	if (h == NULL)
+		return 0;
+	/* The caller's slot and ring by their addresses, not by what the
+	 * segment says (shmpoold reclaims for the dead). */
+	mine = (uint32_t)(slot_of(me) - h->slots);
+	for (i = 0; i < h->nb_rings && h->ring_r[i] != r; i++)
+		;
+	if (s >= h->nb_slots || i == h->nb_rings) {
+		/* No slot's word: it was written by no library (a process
+		 * writing the segment at random); no one owns the ring. */
+		uatomic_cmpxchg(&r->owner, o, 0);
+		return 1;
+	}
+	if (s == mine) {
 		/* Being taken from the caller, which is at no claim of it but
 		 * this one: it gives it up itself. */
 		uatomic_cmpxchg(&r->owner, o, 0);
@@ -149,9 +163,11 @@ ring_own_settle(const struct ring_view *v, uint32_t o, uint64_t *rec)
 			RING_OWN(s, RING_OWN_FENCED));
 		/* fall through */
 	default:
-		if (slot_busy_on(&slots[s], i))
+		/* The records after the owner word (FENCED: read by the
+		 * caller, or set above). */
+		cmm_smp_rmb();
+		if (slot_busy_on(&h->slots[s], i))
 			return 0;
-		cmm_smp_mb();
 		uatomic_cmpxchg(&r->owner, RING_OWN(s, RING_OWN_FENCED), 0);
 		return 1;
 	}

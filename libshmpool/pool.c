@@ -290,6 +290,7 @@ pool_open_prot(int fd, const char *what, const char *name, int prot,
 		v->r = (struct ring *)((char *)hdr + geom.ring_off +
 			i * geom.ring_stride);
 		v->ents = v->r->ents;
+		v->own = h;
 		v->size = geom.ring_size;
 		v->mask = geom.ring_size - 1;
 		h->ring_r[i] = v->r;

@@ -156,16 +156,20 @@ ring_pause(const struct ring_view *v, unsigned int *spins)
  * A claim of the slow paths: by compare-and-swap, once the ring is shared
  * or the caller's (ring ownership, ring.h).  rec (NULL: a ring no one
  * owns, in the tests) is the caller's record: a put's is written, a get's
- * is written here.  As ring_claim(), and 0 with *pos the head again when
- * the ring is another's still.
+ * is written here, and kept while ring_own_settle() looks, so that the
+ * ring cannot be taken meanwhile.  As ring_claim(), and 0 with *pos the
+ * head again when the ring was another's; -1 when it still is, its owner
+ * in the middle of a claim there for RING_SPINS_BEFORE_YIELD tries
+ * (*waits counts them): the caller goes to another ring rather than wait
+ * for a process that may be descheduled, stopped or dead.
  */
 static int
 ring_claim_slow(const struct ring_view *v, uint64_t *head, uint64_t *pos,
 		unsigned int n, uint64_t *rec, uint32_t token, int get,
-		unsigned int *spins)
+		unsigned int *waits)
 {
 	uint32_t o;
-	int ok;
+	int ok, settled;
 
 	if (rec == NULL)
 		return ring_claim(head, pos, n);
@@ -174,11 +178,15 @@ ring_claim_slow(const struct ring_view *v, uint64_t *head, uint64_t *pos,
 	ring_own_order();
 	o = uatomic_read(&v->r->owner);
 	if (o != 0 && o != token) {
-		if (!ring_own_settle(v, o, rec))
-			ring_pause(v, spins);
+		settled = ring_own_settle(v, o, rec);
 		if (get)
 			uatomic_set(rec, 0);
 		*pos = uatomic_read(head);
+		if (settled)
+			return 0;
+		if (++*waits >= RING_SPINS_BEFORE_YIELD)
+			return -1;
+		caa_cpu_relax();
 		return 0;
 	}
 	ok = ring_claim(head, pos, n);
@@ -195,7 +203,8 @@ ring_put_slow(const struct ring_view *v, const void *src, enum ring_kind k,
 		uint64_t *rec, uint32_t token)
 {
 	uint64_t pos = uatomic_read(&v->r->prod_head), cons;
-	unsigned int want = n, spins = 0;
+	unsigned int want = n, waits = 0;
+	int claimed;
 
 	for (;;) {
 		n = want;
@@ -220,9 +229,14 @@ ring_put_slow(const struct ring_view *v, const void *src, enum ring_kind k,
 			}
 		}
 		uatomic_set(rec, RING_OP(pos, n));
-		if (ring_claim_slow(v, &v->r->prod_head, &pos, n, rec, token,
-				0, &spins))
+		claimed = ring_claim_slow(v, &v->r->prod_head, &pos, n, rec,
+			token, 0, &waits);
+		if (claimed > 0)
 			break;
+		if (claimed < 0) {
+			uatomic_set(rec, 0);
+			return 0;
+		}
 	}
 	ring_write(v, pos, n, src, k, base);
 	ring_put_done(rec);
@@ -245,14 +259,18 @@ ring_get_slow(const struct ring_view *v, void *dst, enum ring_kind k,
 		uint32_t token)
 {
 	uint64_t pos = uatomic_read(&v->r->cons_head), q, e, prod;
-	unsigned int spins = 0, got, holes;
+	unsigned int spins = 0, waits = 0, got, holes;
 	int32_t d = 0;
+	int claimed;
 
 	for (;;) {
 		if (ring_read(v, pos, n, dst, k, base)) {
-			if (ring_claim_slow(v, &v->r->cons_head, &pos, n, rec,
-					token, 1, &spins))
+			claimed = ring_claim_slow(v, &v->r->cons_head, &pos, n,
+				rec, token, 1, &waits);
+			if (claimed > 0)
 				return n;
+			if (claimed < 0)
+				return 0;
 			continue;
 		}
 		got = 0;
@@ -302,9 +320,12 @@ ring_get_slow(const struct ring_view *v, void *dst, enum ring_kind k,
 			if (mode == RING_BULK || (got == 0 && holes == 0))
 				return 0;
 		}
-		if (ring_claim_slow(v, &v->r->cons_head, &pos,
-				(unsigned int)(q - pos), rec, token, 1, &spins))
+		claimed = ring_claim_slow(v, &v->r->cons_head, &pos,
+			(unsigned int)(q - pos), rec, token, 1, &waits);
+		if (claimed > 0)
 			break;
+		if (claimed < 0)
+			return 0;
 	}
 	if (holes != 0)
 		uatomic_sub(&v->r->holes, holes);

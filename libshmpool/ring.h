@@ -148,6 +148,22 @@ struct ring {
  *   REVOKE(s)            being taken from s, the fence not yet made
  *   FENCED(s)            the same, fenced: whoever sees s's record not on
  *                        this ring may make it 0
+ *
+ * Taking (cache_own_try()): 0 -> ACQ(s), the fence, no other record on
+ * the ring, ACQ(s) -> OWNED(s); tried by a get whose claim by compare-
+ * and-swap crossed a multiple of RING_OWN_EVERY positions, where the
+ * thread's affinity names the CPU of the ring it uses.  Taking back
+ * (ring_own_settle(), by a claimer other than s, whose record stays
+ * written throughout, so that no one takes the ring meanwhile): OWNED(s)
+ * -> REVOKE(s), the fence, -> FENCED(s), then 0 once s's record is not
+ * on the ring.  s itself, seeing its ring being taken, makes it 0.  A
+ * claimer that finds s in the middle of a claim tries a few times, then
+ * goes to another ring (ring_claim_slow()): s may be descheduled, stopped
+ * or dead, and only shmpoold clears a dead process's record.  A slot
+ * given back (slot_retire()) gives up its rings first.  What a kill
+ * leaves is what it leaves on a shared ring: a put's claimed positions
+ * are covered by its record (ring_repair()), a get's claimed objects
+ * were its own.
  */
 #define RING_OWN_OWNED		0u
 #define RING_OWN_ACQ		1u
@@ -215,6 +231,10 @@ struct ring_view {
 	uint32_t mask;
 	struct ring *r;
 	uint64_t *ents;
+	/* The attachment whose ring it is (struct pool_handle), for
+	 * ring_own_settle(); NULL for a ring no cache may own (the
+	 * tests'). */
+	const void *own;
 };
 
 enum ring_mode {
@@ -758,9 +778,10 @@ int ring_get_slow(const struct ring_view *v, void *dst, enum ring_kind k,
 		char *base, unsigned int n, enum ring_mode mode, uint64_t *rec,
 		uint32_t token);
 /* cache.c: before a claim by compare-and-swap on a ring owned by another
- * (o, its owner word): revoke it or cancel its taking.  1 when the ring
- * is shared now or the caller's, 0 when it is to wait (the owner is in
- * the middle of a claim). */
+ * (o, its owner word; rec, the caller's record, set for this ring): take
+ * it back or cancel its taking.  1 when the claim may be tried again (the
+ * word has changed), 0 when the owner is in the middle of a claim there
+ * (or the fence failed). */
 int ring_own_settle(const struct ring_view *v, uint32_t o, uint64_t *rec);
 
 /*
@@ -801,6 +822,9 @@ ring_put_claim(struct ring *r, uint32_t size, unsigned int n, uint64_t *rec,
 	ring_own_order();
 	o = uatomic_read(&r->owner);
 	if (caa_likely(o == ring_own_token(slotp))) {
+		/* The record before the head, for ring_repair(), as the
+		 * compare-and-swap orders them. */
+		cmm_smp_wmb();
 		uatomic_set(&r->prod_head, pos + n);
 		*posp = pos;
 		return 1;
@@ -876,6 +900,9 @@ ring_get_try(const struct ring_view *v, void *dst, enum ring_kind k,
 	o = uatomic_read(&r->owner);
 	if (caa_likely(o == ring_own_token(slotp))) {
 		uatomic_set(&r->cons_head, pos + n);
+		/* The head before the record's end: a cache that takes the
+		 * ring back once it sees the record cleared must see it. */
+		cmm_smp_wmb();
 		ok = 1;
 		if (hint != NULL)
 			*hint = 0;

@@ -257,6 +257,14 @@ reclaim(struct pool *p, uint32_t i, pid_t pid, int live, const char *why)
 		if (ret < 0)
 			return ret;
 	}
+	/* The slot's number, which the flush below claims as (its owner
+	 * word, libshmpool/ring.h), as the slot's place says. */
+	if (uatomic_read(&c->slot) != i) {
+		log_msg(LOG_ERR, "pool '%s' slot %u of pid %ld: its cache "
+			"names slot %u; set back", p->name, i, (long)pid,
+			uatomic_read(&c->slot));
+		uatomic_set(&c->slot, i);
+	}
 	len = cache_len_read(c);
 	if (len > limit || len > p->h->obj_count)
 		goto bad;

@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -28,6 +29,7 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
+#include <sys/rseq.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -1189,6 +1191,167 @@ START_TEST(test_kill_in_put)
 	close(pa.go[1]);
 	close(pb.ready[0]);
 	close(pb.go[1]);
+	d_finish(&d);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* 2c. kill -9 of a ring's owner between its claim and its writes. */
+
+#define OK_ROUNDS	(3 * 65536)	/* gets and puts, for the take */
+
+/* The first CPU this process may run on. */
+static int
+first_cpu(void)
+{
+	cpu_set_t set;
+	int cpu;
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return -1;
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &set))
+			return cpu;
+	return -1;
+}
+
+/*
+ * Pinned to the first CPU, OWN_ROUNDS gets and puts of one object, so that
+ * its cache owns that CPU's ring (libshmpool/ring.h); then, as the owner
+ * puts, by hand: KP_PUT objects taken, its record, the producers' head
+ * moved with a plain store, KP_WRITTEN of them written.  Sends its slot,
+ * whether it owned the ring, and the references; waits to be killed.
+ */
+static int
+owner_killed_worker(void *arg)
+{
+	struct pipes *p = arg;
+	struct shmpool_cache *c;
+	struct pool_handle *h;
+	struct shmpool *pool;
+	struct ring_view *v;
+	uint32_t refs[KP_PUT], k;
+	void *objs[KP_PUT], *obj;
+	cpu_set_t set;
+	uint64_t pos;
+	int slot, owned, i, cpu = first_cpu();
+
+	close(p->ready[0]);
+	close(p->go[1]);
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (cpu < 0 || sched_setaffinity(0, sizeof(set), &set) != 0)
+		return 9;
+	if (shmpool_attach("o", NULL, &pool) != 0)
+		return 10;
+	h = pool_handle(pool);
+	c = shmpool_default_cache(pool);
+	for (k = 0; k < OK_ROUNDS; k++)
+		if (shmpool_get(pool, &obj) != 0 || shmpool_put(pool, obj) != 0)
+			return 11;
+	v = &h->rings[(unsigned int)cpu & h->ring_mask];
+	slot = shmpool_cache_slot(c);
+	owned = uatomic_read(&v->r->owner) == RING_OWN(slot, RING_OWN_OWNED);
+	if (shmpool_get_bulk(pool, objs, KP_PUT) != 0)
+		return 12;
+	for (i = 0; i < KP_PUT; i++)
+		refs[i] = shmpool_ptr_to_ref_(pool, objs[i]);
+	pos = uatomic_read(&v->r->prod_head);
+	if (pos + KP_PUT - uatomic_read(&v->r->cons_head) > v->size)
+		return 13;
+	uatomic_set(cache_ring_op(c, (unsigned int)cpu & h->ring_mask),
+		RING_OP(pos, KP_PUT));
+	if (owned)
+		uatomic_set(&v->r->prod_head, pos + KP_PUT);
+	else if (!ring_claim(&v->r->prod_head, &pos, KP_PUT))
+		return 14;
+	ring_write(v, pos, KP_WRITTEN, refs, RING_REFS, NULL);
+	cmm_smp_mb();
+	if (write(p->ready[1], &slot, sizeof(slot)) != sizeof(slot) ||
+	    write(p->ready[1], &owned, sizeof(owned)) != sizeof(owned) ||
+	    write(p->ready[1], refs, sizeof(refs)) != sizeof(refs))
+		return 15;
+	for (;;)
+		pause();
+}
+
+/*
+ * shmpoold reclaims the slot of a ring's owner killed in the middle of
+ * its put: the ring is no one's, the positions it did not write are
+ * holes, and every other object is there once.
+ */
+START_TEST(test_kill_ring_owner_in_put)
+{
+	static void *objs[KP_OBJS];
+	static uint8_t seen[KP_OBJS];
+	uint32_t refs[KP_PUT], unit, i;
+	const struct ring_view *ring;
+	struct pipes pa;
+	struct shmpool *pool;
+	struct daemon d;
+	char log[256];
+	int slot, owned, status, cpu = first_cpu();
+	double t0;
+	pid_t a;
+
+	memset(seen, 0, sizeof(seen));
+	ck_assert_int_ge(cpu, 0);
+	d_init(&d, "killowner");
+	d_start(&d);
+	ck_assert_prefix(ask(&d, "create name=o objects=1024 object-size=64 "
+		"cache=0"), "shmpool/1 ok name=o ");
+	pipes_open(&pa);
+	a = fork_worker(owner_killed_worker, &pa);
+	close(pa.ready[1]);
+	close(pa.go[0]);
+	slot = await_ready(&pa);
+	ck_assert_int_eq(read(pa.ready[0], &owned, sizeof(owned)),
+		sizeof(owned));
+	ck_assert_int_eq(read(pa.ready[0], refs, sizeof(refs)), sizeof(refs));
+	pool = attach_cache("o", 0);
+	ring = &pool_handle(pool)->rings[(unsigned int)cpu &
+		pool_handle(pool)->ring_mask];
+	unit = pool_handle(pool)->elt_size >> SHMPOOL_REF_SHIFT;
+	if (SHMPOOL_CPU_HERE && __rseq_size != 0)
+		ck_assert_msg(owned, "the pinned worker did not own its ring");
+	else
+		printf("no rseq: the worker uses ring 0 whatever its CPU; "
+			"its put is not an owner's\n");
+	if (owned)
+		ck_assert_uint_eq(uatomic_read(&ring->r->owner),
+			RING_OWN(slot, RING_OWN_OWNED));
+
+	t0 = now();
+	ck_assert_int_eq(kill(a, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(a, &status, 0), a);
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	await_slots_in_use(pool, 1, t0);
+	snprintf(log, sizeof(log), "shmpoold: pool 'o': a process died in "
+		"the middle of a put to the ring; %d positions it had claimed "
+		"are skipped (their objects are lost with it)\n", KP_LOST);
+	await_stderr(&d, log, RECLAIM_SECS);
+	ck_assert_uint_eq(uatomic_read(&ring->r->owner), 0);
+	ck_assert_uint_eq(uatomic_read(&ring->r->holes), KP_LOST);
+	ck_assert_uint_eq(shmpool_avail_count(pool), KP_HAD);
+
+	/* Every object but the 6 once, from whichever ring. */
+	ck_assert_int_eq(shmpool_generic_get(pool, objs, KP_HAD, NULL), 0);
+	for (i = 0; i < KP_HAD; i++) {
+		uint32_t ref = shmpool_ptr_to_ref_(pool, objs[i]);
+
+		ck_assert(ref % unit == 0 && ref / unit < KP_OBJS);
+		ck_assert_msg(!seen[ref / unit], "object %u got twice", i);
+		seen[ref / unit] = 1;
+	}
+	for (i = 0; i < KP_PUT; i++)
+		ck_assert_uint_eq(seen[refs[i] / unit], i < KP_WRITTEN);
+	ck_assert_int_eq(shmpool_generic_get(pool, objs + KP_HAD, 1, NULL),
+		-ENOENT);
+	ck_assert_int_eq(shmpool_generic_put(pool, objs, KP_HAD, NULL), 0);
+	ck_assert_uint_eq(shmpool_avail_count(pool), KP_HAD);
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+	close(pa.ready[0]);
+	close(pa.go[1]);
 	d_finish(&d);
 }
 END_TEST
@@ -3962,6 +4125,7 @@ daemon_suite(void)
 	tcase_add_test(tc, test_kill_worker);
 	tcase_add_test(tc, test_kill_in_put);
 	tcase_add_test(tc, test_kill_in_put_ring1);
+	tcase_add_test(tc, test_kill_ring_owner_in_put);
 	tcase_add_loop_test(tc, test_kill_stepped, 0,
 		(int)(sizeof(stepped_ops) / sizeof(stepped_ops[0])));
 	tcase_add_test(tc, test_bad_rings_env);

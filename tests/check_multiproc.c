@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/rseq.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,6 +26,7 @@
 struct report {
 	uint64_t got_objs[8];
 	uint64_t put_objs[8];
+	uint64_t owned_seen[8];		/* looks that found its ring its */
 };
 
 static struct report *
@@ -291,6 +293,17 @@ own_pin(int cpu)
 	ck_assert_int_eq(sched_setaffinity(0, sizeof(set), &set), 0);
 }
 
+/*
+ * Whether a thread's ring is that of its CPU: with rseq in the C library
+ * (not under valgrind, nor with glibc.pthread.rseq=0); else every thread
+ * uses ring 0 and one pinned elsewhere takes none.
+ */
+static int
+own_rings_by_cpu(void)
+{
+	return SHMPOOL_CPU_HERE && __rseq_size != 0;
+}
+
 /* The owner word of ring i of pool. */
 static uint32_t
 own_word(struct shmpool *pool, unsigned int i)
@@ -386,6 +399,11 @@ START_TEST(test_ring_owned_and_taken)
 	int cpu = own_cpu(0), go[2];
 	pid_t pid;
 
+	if (!own_rings_by_cpu()) {
+		printf("test_ring_owned_and_taken: skipped: no rseq, every "
+			"thread uses ring 0\n");
+		return;
+	}
 	tu_create("own", OWN_POOL, 64, 0, 8);
 	pool = tu_attach("own", 0);
 	ring = (unsigned int)cpu & pool_handle(pool)->ring_mask;
@@ -417,6 +435,11 @@ START_TEST(test_ring_owner_killed)
 	int cpu = own_cpu(0), go[2], status;
 	pid_t pid;
 
+	if (!own_rings_by_cpu()) {
+		printf("test_ring_owner_killed: skipped: no rseq, every "
+			"thread uses ring 0\n");
+		return;
+	}
 	tu_create("ownkill", OWN_POOL, 64, 0, 8);
 	pool = tu_attach("ownkill", 0);
 	ring = (unsigned int)cpu & pool_handle(pool)->ring_mask;
@@ -446,10 +469,19 @@ hammer_pinned_child(const char *name, int id, struct report *rep)
 	uint64_t seed = 0x9e3779b97f4a7c15ULL * (uint64_t)(id + 1);
 	uint64_t me = (uint64_t)getpid();
 	struct shmpool *pool;
+	unsigned int ring;
+	uint32_t slot;
+	int cpu;
 
-	own_pin(own_cpu((unsigned int)id));
+	cpu = own_cpu((unsigned int)id);
+	own_pin(cpu);
 	pool = tu_attach(name, 0);
+	slot = shmpool_default_cache(pool)->slot;
+	ring = (unsigned int)cpu & pool_handle(pool)->ring_mask;
 	for (it = 0; it < 4 * ITERATIONS; it++) {
+		if (it % 1024 == 0 && own_word(pool, ring) ==
+				RING_OWN(slot, RING_OWN_OWNED))
+			rep->owned_seen[id]++;
 		n = 1 + tu_rand(&seed) % 8;
 		if (nheld + n <= MAX_HELD &&
 		    shmpool_get_bulk(pool, held + nheld, n) == 0) {
@@ -482,6 +514,7 @@ START_TEST(test_ring_owners_hammer)
 	static unsigned char seen[POOL_SIZE];
 	struct report *rep = report_new();
 	struct shmpool *pool;
+	uint64_t seen_owned = 0;
 	pid_t pids[4];
 	unsigned int i;
 
@@ -499,7 +532,14 @@ START_TEST(test_ring_owners_hammer)
 	for (i = 0; i < 4; i++) {
 		ck_assert_uint_eq(rep->got_objs[i], rep->put_objs[i]);
 		ck_assert_uint_gt(rep->got_objs[i], ITERATIONS);
+		seen_owned += rep->owned_seen[i];
 	}
+	/* Rings were owned (and, two workers to a CPU, taken back). */
+	printf("test_ring_owners_hammer: %llu of %u looks found the worker's "
+		"ring its own\n", (unsigned long long)seen_owned,
+		4 * (4 * ITERATIONS / 1024));
+	if (own_rings_by_cpu())
+		ck_assert_uint_gt(seen_owned, 0);
 	ck_assert_uint_eq(shmpool_avail_count(pool), POOL_SIZE);
 	ck_assert_int_eq(shmpool_get_bulk(pool, objs, POOL_SIZE), 0);
 	memset(seen, 0, sizeof(seen));
