@@ -12,6 +12,7 @@
 #include <linux/membarrier.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/rseq.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -82,18 +83,16 @@ ring_view_at(const struct pool_handle *h, unsigned int i)
 	return ring_view_of(h, h->ring_r[i]);
 }
 
-/* The owner word of cache's rings (ring ownership, ring.h). */
+/* The owner word of a ring that cache owns (ring ownership, ring.h), for
+ * the slow paths; the first tries read it where they compare it
+ * (ring_own_token()). */
 static inline uint32_t
 cache_token(const struct shmpool_cache *cache)
 {
-	/* Loaded where it is compared, not held in a register from the
-	 * start (two registers saved and restored, where gcc hoisted it). */
-	return RING_OWN(__atomic_load_n(&cache->slot, __ATOMIC_RELAXED),
-		RING_OWN_OWNED);
+	return ring_own_token(&cache->slot);
 }
 
 int cache_own_try(struct pool_handle *h, struct shmpool_cache *cache);
-
 
 /*
  * Ring ownership (ring.h): a fence on every CPU running a process that
@@ -189,12 +188,18 @@ cache_own_try(struct pool_handle *h, struct shmpool_cache *cache)
 	unsigned int i;
 	int cpu;
 
+	/* Not with one ring, which every process uses (and a host of one
+	 * CPU, where every thread keeps to it, has one by default); nor
+	 * without rseq, where every thread uses ring 0 (cpu_here()); nor
+	 * for a cache whose slot number is not its place's. */
+	if (h->nb_rings == 1 || !SHMPOOL_CPU_HERE || __rseq_size == 0 ||
+	    cache->slot != (uint32_t)(slot_of(cache) - h->slots))
+		return 0;
 	if (sched_getaffinity(0, sizeof(set), &set) < 0 ||
 	    CPU_COUNT(&set) != 1)
 		return 0;
 	for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &set); cpu++)
 		;
-	/* Without rseq every thread uses ring 0 (cpu_here()). */
 	i = ring_here(h);
 	if (((unsigned int)cpu & h->ring_mask) != i)
 		return 0;
@@ -230,7 +235,9 @@ rings_own_drop(struct pool_handle *h, uint32_t s)
 /*
  * The rings past the first one tried (ring i, that of the caller's CPU:
  * ring_here()).  A put goes to ring i, which has room for every object
- * (struct seg_hdr), but after a double put; then to the others in turn.
+ * (struct seg_hdr), but after a double put or while another cache that
+ * owns it is in the middle of a claim there; then to the others in
+ * turn.
  * A get that ring i cannot serve takes its n from one other ring, or else
  * gathers them from all, each giving what it has; if they have not n
  * between them, what it gathered goes back to ring i and the get fails,
@@ -238,7 +245,12 @@ rings_own_drop(struct pool_handle *h, uint32_t s)
  * caller's: the counting one).
  *
  * Here, a put of n that ring i's first try did not make: ring i again
- * (its slow path), then the others.  n, or 0 when none had room.
+ * (its slow path), then the others.  A ring owned by another cache in
+ * the middle of a claim there is skipped (ring_claim_slow()); when one
+ * was, and none took the n, the caller yields the CPU (to that owner, if
+ * it was descheduled on this one) and goes round again: a ring skipped
+ * is not a ring full, and a put must not fail for it.  n, or 0 when every
+ * ring was full (a double put).
  */
 static int __attribute__((noinline))
 rings_put_rest(struct pool_handle *h, const void *src, enum ring_kind k,
@@ -246,17 +258,26 @@ rings_put_rest(struct pool_handle *h, const void *src, enum ring_kind k,
 		struct shmpool_cache *rc)
 {
 	unsigned int j, r;
+	int ret, skipped;
 
-	if (ring_put_slow(&h->rings[i], src, k, base, n, RING_BULK,
-			cache_ring_op(rc, i), cache_token(rc)) > 0)
-		return (int)n;
-	for (j = 1; j < h->nb_rings; j++) {
-		r = (i + j) & h->ring_mask;
-		if (ring_put(&h->rings[r], src, k, base, n, RING_BULK,
-				cache_ring_op(rc, r), &rc->slot) > 0)
+	for (;;) {
+		ret = ring_put_slow(&h->rings[i], src, k, base, n, RING_BULK,
+			cache_ring_op(rc, i), cache_token(rc));
+		if (ret > 0)
 			return (int)n;
+		skipped = ret < 0;
+		for (j = 1; j < h->nb_rings; j++) {
+			r = (i + j) & h->ring_mask;
+			ret = ring_put(&h->rings[r], src, k, base, n,
+				RING_BULK, cache_ring_op(rc, r), &rc->slot);
+			if (ret > 0)
+				return (int)n;
+			skipped |= ret < 0;
+		}
+		if (!skipped)
+			return 0;
+		sched_yield();
 	}
-	return 0;
 }
 
 /* Put n to ring i, else to another (above): n, or 0 when none had room.
@@ -304,8 +325,10 @@ rings_get_rest(struct pool_handle *h, void *dst, enum ring_kind k, char *base,
 	}
 	if (got == n)
 		return (int)n;
-	/* Back where they were wanted; none of them can be had by then
-	 * only if a double put filled every ring, and are lost then. */
+	/* Back where they were wanted (a put waits out an owner in the
+	 * middle of a claim, rings_put_rest()); none of them can be had by
+	 * then only if a double put filled every ring, and are lost
+	 * then. */
 	if (got > 0)
 		rings_put(h, dst, k, base, got, i, rc);
 	return 0;
@@ -317,7 +340,6 @@ rings_get(struct pool_handle *h, void *dst, enum ring_kind k, char *base,
 		unsigned int n, unsigned int i, struct shmpool_cache *rc)
 {
 	struct ring_view v = ring_view_at(h, i);
-
 	int hint;
 
 	if (caa_likely(ring_get_try(&v, dst, k, base, NULL, n, 0,
@@ -421,10 +443,11 @@ cache_fold(struct shmpool_cache *cache)
  * its cache and the positions to be made holes of, one killed after
  * leaves them in the positions it wrote, as any put (the others are
  * holes), never in two places.  Only when the first claim, on the ring of
- * this CPU, does not make it (another producer first, or no room) does
- * the length drop before the claims, and a process killed in between
- * loses the objects.  -ENOSPC when no ring has room (only a double put
- * fills them): the cache keeps them all.
+ * this CPU, does not make it (another producer first, no room, or the
+ * ring owned by another cache) does the length drop before the claims,
+ * and a process killed in between loses the objects.  -ENOSPC when no
+ * ring has room (only a double put fills them): the cache keeps them
+ * all.
  */
 int
 cache_flush(struct pool_handle *h, struct shmpool_cache *cache)

@@ -234,8 +234,9 @@ ring_put_slow(const struct ring_view *v, const void *src, enum ring_kind k,
 		if (claimed > 0)
 			break;
 		if (claimed < 0) {
+			/* Skipped, not full (rings_put_rest()). */
 			uatomic_set(rec, 0);
-			return 0;
+			return -1;
 		}
 	}
 	ring_write(v, pos, n, src, k, base);

@@ -38,8 +38,9 @@
  * the producer, if it was descheduled there, can finish).  A process
  * descheduled in the middle of an operation holds up only the positions it
  * is writing; consumers reach them only once they have taken everything
- * before.  (But for an owner: a claim on a ring another cache owns first
- * waits for the owner's claim under way, if any, below.)
+ * before.  (A ring another cache owns is a matter apart: a claim there
+ * first takes it back, which cannot be done while the owner is in the
+ * middle of a claim, below.)
  *
  * A producer killed between its claim and its last write leaves positions
  * that will never be written.  Each producer therefore first writes what it
@@ -135,10 +136,12 @@ struct ring {
  * that cache alone moves the ring's heads, with plain stores, where
  * everyone else uses a compare-and-swap.  Every claim, owner's or not,
  * first writes the claimer's record (a put's, or RING_OP_GET) and then
- * reads owner, with no fence between: a cache that takes or gives up a
- * ring calls membarrier(2) (MEMBARRIER_CMD_GLOBAL_EXPEDITED) between its
- * write of owner and its look at the records, so that either the claimer
- * sees the new owner or the taker sees the claimer's record.
+ * reads owner, with no fence between: a cache that takes a ring, or takes
+ * one back, calls membarrier(2) (MEMBARRIER_CMD_GLOBAL_EXPEDITED) between
+ * its write of owner and its look at the records, so that either the
+ * claimer sees the new owner or the taker sees the claimer's record.
+ * (Giving one up, or cancelling a taking, needs no fence: the word goes
+ * to 0, after which every claim is by compare-and-swap.)
  *
  *   0                    shared: claims by compare-and-swap
  *   OWNED(s)             cache s's: its claims are plain stores, anyone
@@ -158,9 +161,13 @@ struct ring {
  * -> REVOKE(s), the fence, -> FENCED(s), then 0 once s's record is not
  * on the ring.  s itself, seeing its ring being taken, makes it 0.  A
  * claimer that finds s in the middle of a claim tries a few times, then
- * goes to another ring (ring_claim_slow()): s may be descheduled, stopped
- * or dead, and only shmpoold clears a dead process's record.  A slot
- * given back (slot_retire()) gives up its rings first.  What a kill
+ * skips the ring (ring_claim_slow()): s may be descheduled, stopped or
+ * dead, and only shmpoold clears a dead process's record.  A get then
+ * tries the other rings; a put too, and goes round them all again,
+ * yielding the CPU in between, until one takes it (rings_put_rest()).
+ * Only a cache whose thread uses rseq's CPU number, of a pool of more
+ * than one ring, takes one.  A slot given back (slot_retire()) gives up
+ * its rings before it is free again.  What a kill
  * leaves is what it leaves on a shared ring: a put's claimed positions
  * are covered by its record (ring_repair()), a get's claimed objects
  * were its own.
@@ -795,8 +802,9 @@ int ring_own_settle(const struct ring_view *v, uint32_t o, uint64_t *rec);
  * ring of size entries; ring_write() or ring_write_short() writes them;
  * ring_put_done() clears the record.  ring_put_claim(): 1 with the first
  * position in *posp, or 0 when it claimed nothing: no room for n (rec
- * not written), or another producer claimed first (rec written, then 0
- * again).
+ * not written), or another producer claimed first, or the ring is owned
+ * by another cache (ring ownership; rec written, then 0 again).  slotp:
+ * the caller's cache's slot number (ring_own_token()).
  */
 static inline __attribute__((always_inline)) int
 ring_put_claim(struct ring *r, uint32_t size, unsigned int n, uint64_t *rec,
@@ -821,7 +829,12 @@ ring_put_claim(struct ring *r, uint32_t size, unsigned int n, uint64_t *rec,
 	/* The owner after the record (ring ownership). */
 	ring_own_order();
 	o = uatomic_read(&r->owner);
-	if (caa_likely(o == ring_own_token(slotp))) {
+	/* A ring no one owns first: there the owner word is all a claim
+	 * looks at (the caller's slot number is read only for an owned
+	 * one, a load and two instructions fewer). */
+	if (o != 0) {
+		if (caa_unlikely(o != ring_own_token(slotp)))
+			goto other;
 		/* The record before the head, for ring_repair(), as the
 		 * compare-and-swap orders them. */
 		cmm_smp_wmb();
@@ -829,11 +842,13 @@ ring_put_claim(struct ring *r, uint32_t size, unsigned int n, uint64_t *rec,
 		*posp = pos;
 		return 1;
 	}
-	if (caa_unlikely(o != 0 || !ring_claim(&r->prod_head, &pos, n))) {
-		/* Another producer has those positions: the record must not
-		 * cover them for it.  The record is 0 whenever no claim of
-		 * its owner is under way, which is what lets the caller
-		 * name another ring in it (cache_ring_op()). */
+	if (caa_unlikely(!ring_claim(&r->prod_head, &pos, n))) {
+other:
+		/* Another producer has those positions, or another cache
+		 * the ring: the record must not cover them for it.  The
+		 * record is 0 whenever no claim of its owner is under way,
+		 * which is what lets the caller name another ring in it
+		 * (cache_ring_op()). */
 		uatomic_set(rec, 0);
 		return 0;
 	}
@@ -898,7 +913,12 @@ ring_get_try(const struct ring_view *v, void *dst, enum ring_kind k,
 	uatomic_set(rec, RING_OP_GET);
 	ring_own_order();
 	o = uatomic_read(&r->owner);
-	if (caa_likely(o == ring_own_token(slotp))) {
+	/* A ring no one owns first (ring_put_claim()). */
+	if (o == 0) {
+		ok = ring_claim(&r->cons_head, &pos, n);
+		if (hint != NULL)
+			*hint = ring_own_hint(pos, n);
+	} else if (caa_likely(o == ring_own_token(slotp))) {
 		uatomic_set(&r->cons_head, pos + n);
 		/* The head before the record's end: a cache that takes the
 		 * ring back once it sees the record cleared must see it. */
@@ -907,9 +927,7 @@ ring_get_try(const struct ring_view *v, void *dst, enum ring_kind k,
 		if (hint != NULL)
 			*hint = 0;
 	} else {
-		ok = o == 0 && ring_claim(&r->cons_head, &pos, n);
-		if (hint != NULL)
-			*hint = ring_own_hint(pos, n);
+		ok = 0;
 	}
 	cmm_barrier();
 	uatomic_set(rec, 0);
@@ -919,8 +937,10 @@ ring_get_try(const struct ring_view *v, void *dst, enum ring_kind k,
 /*
  * Put the n references of src (of kind k; base for pointers) in.  rec is
  * the caller's record, for this ring (its cache's, cache_ring_op()).
- * Returns how many went in: n, or 0 for RING_BULK when they do not fit.
- * Inline: the first try; anything else is ring_put_slow().  Any number of
+ * Returns how many went in: n, or 0 for RING_BULK when they do not fit,
+ * or -1 when the ring is owned by another cache in the middle of a claim
+ * there (ring ownership: skipped, not full).  Inline: the first try;
+ * anything else is ring_put_slow().  Any number of
  * processes may put and get at once, each producer with a record of its
  * own.
  */
@@ -937,8 +957,10 @@ ring_put(const struct ring_view *v, const void *src, enum ring_kind k,
 
 /*
  * Take n references out to dst (of kind k; base for pointers).  Returns
- * how many came out: n, or 0 for RING_BULK when there are not that many.
- * dst may have been written even when nothing comes out.
+ * how many came out: n, or 0 for RING_BULK when there are not that many
+ * (or the ring is owned by another cache in the middle of a claim there:
+ * ring ownership).  dst may have been written even when nothing comes
+ * out.
  */
 static inline __attribute__((always_inline)) int
 ring_get(const struct ring_view *v, void *dst, enum ring_kind k, char *base,

@@ -39,7 +39,8 @@
  * not take each other's lines at every operation; a get that ring
  * cannot serve takes from the others.  Each ring has room for every
  * object, so that a put always fits the first ring it tries (but after
- * a double put).
+ * a double put, or where another cache owns that ring and is in the
+ * middle of a claim there: ring.h's ring ownership).
  */
 #define SEG_RINGS_MAX		8
 

@@ -26,7 +26,7 @@
 struct report {
 	uint64_t got_objs[8];
 	uint64_t put_objs[8];
-	uint64_t owned_seen[8];		/* looks that found its ring its */
+	uint64_t owned_seen[8];		/* looks finding its ring its */
 };
 
 static struct report *
@@ -260,8 +260,9 @@ END_TEST
 
 /*
  * Ring ownership (libshmpool/ring.h): a worker whose thread keeps to one
- * CPU takes that CPU's ring to itself after RING_OWN_TICKS claims by
- * compare-and-swap; anyone else's claim on it takes it back.
+ * CPU takes that CPU's ring to itself once a get of its claims a position
+ * across a multiple of RING_OWN_EVERY (65536) by compare-and-swap;
+ * anyone else's claim on it takes it back.
  */
 #define OWN_POOL	256
 #define OWN_ROUNDS	(3 * 65536)
@@ -556,6 +557,70 @@ START_TEST(test_ring_owners_hammer)
 }
 END_TEST
 
+/*
+ * An owner in the middle of a claim, made by hand: ring r owned by a
+ * second attachment's cache whose record says it is claiming there.  A
+ * get passes that ring by (fails for want of its objects), a put goes to
+ * another ring; once the record is cleared, a get takes the ring back
+ * and has every object.
+ */
+START_TEST(test_ring_owner_busy)
+{
+	static void *objs[OWN_POOL];
+	struct shmpool *pool, *other;
+	struct shmpool_cache *oc;
+	struct ring *r;
+	unsigned int ring, inr, k;
+	int cpu = own_cpu(0);
+	cpu_set_t saved;
+
+	if (!own_rings_by_cpu()) {
+		printf("test_ring_owner_busy: skipped: no rseq, every thread "
+			"uses ring 0\n");
+		return;
+	}
+	ck_assert_int_eq(setenv("SHMPOOL_RINGS", "2", 1), 0);
+	tu_create("ownbusy", OWN_POOL, 64, 0, 8);
+	ck_assert_int_eq(unsetenv("SHMPOOL_RINGS"), 0);
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(saved), &saved), 0);
+	own_pin(cpu);
+	pool = tu_attach("ownbusy", 0);
+	other = tu_attach("ownbusy", 0);
+	ck_assert_uint_eq(pool_handle(pool)->nb_rings, 2);
+	ring = (unsigned int)cpu & 1;
+	r = pool_handle(pool)->ring_r[ring];
+	inr = (unsigned int)(uatomic_read(&r->prod_head) -
+		uatomic_read(&r->cons_head));
+	ck_assert_uint_eq(inr, OWN_POOL / 2);
+	oc = shmpool_default_cache(other);
+	uatomic_set(&oc->ring_op_ring, ring);
+	uatomic_set(&oc->ring_op, RING_OP_GET);
+	uatomic_set(&r->owner, RING_OWN(oc->slot, RING_OWN_OWNED));
+
+	/* The other ring's half, then nothing: ring r is passed by. */
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, OWN_POOL), -ENOENT);
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, OWN_POOL - inr), 0);
+	ck_assert_int_eq(shmpool_get(pool, objs + OWN_POOL - inr), -ENOENT);
+	/* Being taken back, fenced, not yet free. */
+	ck_assert_uint_eq(uatomic_read(&r->owner),
+		RING_OWN(oc->slot, RING_OWN_FENCED));
+	/* The puts go to the other ring, whole. */
+	for (k = 0; k < OWN_POOL - inr; k++)
+		ck_assert_int_eq(shmpool_put(pool, objs[k]), 0);
+	ck_assert_uint_eq(uatomic_read(&r->prod_head) -
+		uatomic_read(&r->cons_head), inr);
+	ck_assert_uint_eq(shmpool_avail_count(pool), OWN_POOL);
+
+	/* The owner's claim done: the next get takes the ring back. */
+	uatomic_set(&oc->ring_op, 0);
+	own_get_all(pool);
+	ck_assert_uint_eq(uatomic_read(&r->owner), 0);
+	ck_assert_int_eq(shmpool_detach(other), 0);
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(saved), &saved), 0);
+}
+END_TEST
+
 static Suite *
 multiproc_suite(void)
 {
@@ -569,6 +634,7 @@ multiproc_suite(void)
 	tcase_add_test(tc, test_counts_at_rest);
 	tcase_add_test(tc, test_ring_owned_and_taken);
 	tcase_add_test(tc, test_ring_owner_killed);
+	tcase_add_test(tc, test_ring_owner_busy);
 	tcase_add_test(tc, test_ring_owners_hammer);
 	suite_add_tcase(s, tc);
 	return s;

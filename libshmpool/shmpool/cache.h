@@ -101,8 +101,10 @@ struct shmpool_cache {
 	/* What the owner is claiming to put to ring ring_op_ring, written
 	 * before each claim so that shmpoold can finish the put of a
 	 * process killed in the middle of it (and leave a live one's
-	 * positions alone): position << 32 | count, 0 for nothing.  In
-	 * the line a put past the cache counts in. */
+	 * positions alone): position << 32 | count, 0 for nothing; for a
+	 * get's claim a value of count 0, which covers no position (the
+	 * ring's owner word is looked at after it: the library's ring.h).
+	 * In the line a put past the cache counts in. */
 	uint64_t ring_op __attribute__((aligned(SHMPOOL_CACHE_LINE)));
 	/* Gets and puts that went to the ring whole, past the cache (none,
 	 * or n above its size): each a call and a ring operation at once,
