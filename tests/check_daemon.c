@@ -1296,8 +1296,11 @@ START_TEST(test_kill_ring_owner_in_put)
 
 	memset(seen, 0, sizeof(seen));
 	ck_assert_int_ge(cpu, 0);
+	/* Two rings: a pool of one has no owner (libshmpool/ring.h). */
+	setenv("SHMPOOL_RINGS", "2", 1);
 	d_init(&d, "killowner");
 	d_start(&d);
+	setenv("SHMPOOL_RINGS", "1", 1);
 	ck_assert_prefix(ask(&d, "create name=o objects=1024 object-size=64 "
 		"cache=0"), "shmpool/1 ok name=o ");
 	pipes_open(&pa);
