@@ -1024,11 +1024,40 @@ wait_get_answered(pid_t b, int ready, double t0, double secs,
 	return dt;
 }
 
+/*
+ * Get the KP_HAD objects that a put killed after writing KP_WRITTEN of
+ * its KP_PUT (refs) leaves: each an object of the pool, none twice, and
+ * of the killed put's, the written ones and not the others.
+ */
+static void
+kp_get_had(struct shmpool *pool, void **objs, const uint32_t *refs)
+{
+	uint32_t unit = pool_handle(pool)->elt_size >> SHMPOOL_REF_SHIFT;
+	uint8_t seen[KP_OBJS];
+	int i;
+
+	memset(seen, 0, sizeof(seen));
+	ck_assert_int_eq(shmpool_generic_get(pool, objs, KP_HAD, NULL), 0);
+	for (i = 0; i < KP_HAD; i++) {
+		uint32_t ref = shmpool_ptr_to_ref_(pool, objs[i]);
+
+		ck_assert_msg(ref % unit == 0 && ref / unit < KP_OBJS,
+			"object %d: reference %u is not one of the pool", i,
+			ref);
+		ck_assert_msg(!seen[ref / unit], "object %d (reference %u) "
+			"got twice", i, ref);
+		seen[ref / unit] = 1;
+	}
+	for (i = 0; i < KP_PUT; i++)
+		ck_assert_msg(seen[refs[i] / unit] == (i < KP_WRITTEN),
+			"the killed put's object %d (reference %u) %s", i,
+			refs[i], i < KP_WRITTEN ? "not got" : "got");
+}
+
 START_TEST(test_kill_in_put)
 {
 	static void *objs[KP_OBJS];
-	static uint8_t seen[KP_OBJS];
-	uint32_t refs[KP_PUT], unit;
+	uint32_t refs[KP_PUT];
 	struct shmpool_stats st, e;
 	const struct ring_view *ring;
 	struct pipes pa, pb;
@@ -1037,10 +1066,9 @@ START_TEST(test_kill_in_put)
 	char log[256];
 	const char *r, *s;
 	pid_t a, b;
-	int slot_a, slot_b, status, i, n;
+	int slot_a, slot_b, status, n;
 	double t0, dt;
 
-	memset(seen, 0, sizeof(seen));
 	d_init(&d, "killinput");
 	d_start(&d);
 	ck_assert_prefix(ask(&d, "create name=p objects=1024 object-size=64 "
@@ -1056,7 +1084,6 @@ START_TEST(test_kill_in_put)
 
 	pool = attach_cache("p", 0);
 	ring = &pool_handle(pool)->rings[0];
-	unit = pool_handle(pool)->elt_size >> SHMPOOL_REF_SHIFT;
 	ck_assert_uint_eq(ring->size, KP_OBJS);
 	ck_assert_uint_eq(tu_slots_in_use(pool), 2);
 	/* cons_head at 10, prod_head at 1024 + 10: 1014 untouched, 4
@@ -1069,21 +1096,7 @@ START_TEST(test_kill_in_put)
 
 	/* The parent takes all that is there without waiting: 1018, every
 	 * object but the 6 that A has not written back. */
-	ck_assert_int_eq(shmpool_generic_get(pool, objs, KP_HAD, NULL), 0);
-	for (i = 0; i < KP_HAD; i++) {
-		uint32_t ref = shmpool_ptr_to_ref_(pool, objs[i]);
-
-		ck_assert_msg(ref % unit == 0 && ref / unit < KP_OBJS,
-			"object %d: reference %u is not one of the pool", i,
-			ref);
-		ck_assert_msg(!seen[ref / unit], "object %d (reference %u) "
-			"got twice", i, ref);
-		seen[ref / unit] = 1;
-	}
-	for (i = 0; i < KP_PUT; i++)
-		ck_assert_msg(seen[refs[i] / unit] == (i < KP_WRITTEN),
-			"A's object %d (reference %u) %s by the parent", i,
-			refs[i], i < KP_WRITTEN ? "not got" : "got");
+	kp_get_had(pool, objs, refs);
 	ck_assert_uint_eq(uatomic_read(&ring->r->cons_head),
 		KP_PUT + KP_HAD);
 	ck_assert_uint_eq(shmpool_avail_count(pool), KP_LOST);
@@ -1283,8 +1296,7 @@ owner_killed_worker(void *arg)
 START_TEST(test_kill_ring_owner_in_put)
 {
 	static void *objs[KP_OBJS];
-	static uint8_t seen[KP_OBJS];
-	uint32_t refs[KP_PUT], unit, i;
+	uint32_t refs[KP_PUT];
 	const struct ring_view *ring;
 	struct pipes pa;
 	struct shmpool *pool;
@@ -1294,7 +1306,6 @@ START_TEST(test_kill_ring_owner_in_put)
 	double t0;
 	pid_t a;
 
-	memset(seen, 0, sizeof(seen));
 	ck_assert_int_ge(cpu, 0);
 	/* Two rings: a pool of one has no owner (libshmpool/ring.h). */
 	setenv("SHMPOOL_RINGS", "2", 1);
@@ -1314,7 +1325,6 @@ START_TEST(test_kill_ring_owner_in_put)
 	pool = attach_cache("o", 0);
 	ring = &pool_handle(pool)->rings[(unsigned int)cpu &
 		pool_handle(pool)->ring_mask];
-	unit = pool_handle(pool)->elt_size >> SHMPOOL_REF_SHIFT;
 	if (SHMPOOL_CPU_HERE && __rseq_size != 0)
 		ck_assert_msg(owned, "the pinned worker did not own its ring");
 	else
@@ -1338,16 +1348,7 @@ START_TEST(test_kill_ring_owner_in_put)
 	ck_assert_uint_eq(shmpool_avail_count(pool), KP_HAD);
 
 	/* Every object but the 6 once, from whichever ring. */
-	ck_assert_int_eq(shmpool_generic_get(pool, objs, KP_HAD, NULL), 0);
-	for (i = 0; i < KP_HAD; i++) {
-		uint32_t ref = shmpool_ptr_to_ref_(pool, objs[i]);
-
-		ck_assert(ref % unit == 0 && ref / unit < KP_OBJS);
-		ck_assert_msg(!seen[ref / unit], "object %u got twice", i);
-		seen[ref / unit] = 1;
-	}
-	for (i = 0; i < KP_PUT; i++)
-		ck_assert_uint_eq(seen[refs[i] / unit], i < KP_WRITTEN);
+	kp_get_had(pool, objs, refs);
 	ck_assert_int_eq(shmpool_generic_get(pool, objs + KP_HAD, 1, NULL),
 		-ENOENT);
 	ck_assert_int_eq(shmpool_generic_put(pool, objs, KP_HAD, NULL), 0);

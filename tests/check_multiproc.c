@@ -388,6 +388,36 @@ own_start(const char *name, int cpu, int go[2], uint32_t *slot)
 }
 
 /*
+ * The opening of the ownership tests: without rseq, say test is skipped
+ * and return -1; else create pool name, attach it (*pool), start
+ * own_child() on the first CPU and check that it owns that CPU's ring
+ * (*ring, the only ring owned).  The child's pid.
+ */
+static pid_t
+own_setup(const char *test, const char *name, struct shmpool **pool,
+		unsigned int *ring, int go[2])
+{
+	int cpu = own_cpu(0);
+	unsigned int i;
+	uint32_t slot;
+	pid_t pid;
+
+	if (!own_rings_by_cpu()) {
+		printf("%s: skipped: no rseq, every thread uses ring 0\n",
+			test);
+		return -1;
+	}
+	tu_create(name, OWN_POOL, 64, 0, 8);
+	*pool = tu_attach(name, 0);
+	*ring = (unsigned int)cpu & pool_handle(*pool)->ring_mask;
+	pid = own_start(name, cpu, go, &slot);
+	for (i = 0; i < pool_handle(*pool)->nb_rings; i++)
+		ck_assert_uint_eq(own_word(*pool, i), i == *ring ?
+			RING_OWN(slot, RING_OWN_OWNED) : 0);
+	return pid;
+}
+
+/*
  * The pinned child owns its CPU's ring; the parent's get of every object
  * takes it back, the child goes on through the ring shared, and leaves
  * every ring to no one when it detaches.
@@ -396,24 +426,12 @@ START_TEST(test_ring_owned_and_taken)
 {
 	struct shmpool *pool;
 	unsigned int i, ring;
-	uint32_t slot;
-	int cpu = own_cpu(0), go[2];
+	int go[2];
 	pid_t pid;
 
-	if (!own_rings_by_cpu()) {
-		printf("test_ring_owned_and_taken: skipped: no rseq, every "
-			"thread uses ring 0\n");
+	pid = own_setup("test_ring_owned_and_taken", "own", &pool, &ring, go);
+	if (pid < 0)
 		return;
-	}
-	tu_create("own", OWN_POOL, 64, 0, 8);
-	pool = tu_attach("own", 0);
-	ring = (unsigned int)cpu & pool_handle(pool)->ring_mask;
-	pid = own_start("own", cpu, go, &slot);
-	ck_assert_uint_eq(own_word(pool, ring),
-		RING_OWN(slot, RING_OWN_OWNED));
-	for (i = 0; i < pool_handle(pool)->nb_rings; i++)
-		if (i != ring)
-			ck_assert_uint_eq(own_word(pool, i), 0);
 	own_get_all(pool);
 	ck_assert_uint_eq(own_word(pool, ring), 0);
 	ck_assert_int_eq(write(go[1], "g", 1), 1);
@@ -432,21 +450,12 @@ START_TEST(test_ring_owner_killed)
 {
 	struct shmpool *pool;
 	unsigned int ring;
-	uint32_t slot;
-	int cpu = own_cpu(0), go[2], status;
+	int go[2], status;
 	pid_t pid;
 
-	if (!own_rings_by_cpu()) {
-		printf("test_ring_owner_killed: skipped: no rseq, every "
-			"thread uses ring 0\n");
+	pid = own_setup("test_ring_owner_killed", "ownkill", &pool, &ring, go);
+	if (pid < 0)
 		return;
-	}
-	tu_create("ownkill", OWN_POOL, 64, 0, 8);
-	pool = tu_attach("ownkill", 0);
-	ring = (unsigned int)cpu & pool_handle(pool)->ring_mask;
-	pid = own_start("ownkill", cpu, go, &slot);
-	ck_assert_uint_eq(own_word(pool, ring),
-		RING_OWN(slot, RING_OWN_OWNED));
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
