@@ -20,11 +20,11 @@
  * has the sequence seq (one lap), so a read checks and converts in one
  * step: an entry xor seq in its high half is the reference alone where
  * the sequence is seq, and the high halves of all of them or-ed together
- * are 0 only if every one is.  A read ends with four entries placed to
- * end exactly at m, reading some twice (both reads are checked, the
- * second's copy is the one left); a write ends as a short write, as it
- * must not write an entry twice (see RING_PAIRS in ring.h).  Each
- * 64-bit element of a vector is read or written whole.
+ * are 0 only if every one is.  A read ends with sixteen entries placed
+ * to end exactly at m, reading some twice (both reads are checked, the
+ * second's copy is the one left); a write goes from its end backward
+ * and writes its first entry last (ring_fill_v4()).  Each 64-bit element
+ * of a vector is read or written whole.
  */
 typedef uint64_t ring_v4 __attribute__((vector_size(32), aligned(8),
 	may_alias));
@@ -37,29 +37,35 @@ typedef uint64_t ring_v4 __attribute__((vector_size(32), aligned(8),
 	OP((i) + 12);							\
 } while (0)
 
+/*
+ * A write from its end backward, sixteen entries a turn, the last turn
+ * at entry 1, overlapping the one before it, then entry 0 alone: the
+ * loop's trips are its only branch, however m ends (a size the branch
+ * predictor cannot learn mispredicted the three tails of a forward write:
+ * docs/PERFORMANCE.md).  Entries 1 to m - 1 may be written twice, but
+ * only before entry 0 is: no consumer takes a position before every one
+ * before it is written, so none of them can be taken, and written a lap
+ * later, between the two stores (see RING_PAIRS in ring.h).  m >= 17.
+ */
 static inline __attribute__((always_inline)) void
 ring_fill_v4(uint64_t *restrict e, uint32_t seq,
 		const uint64_t *restrict src, uint64_t base, unsigned int m)
 {
 	const uint64_t s1 = (uint64_t)seq << 32;
 	const ring_v4 s = { s1, s1, s1, s1 }, b = { base, base, base, base };
-	const uint64_t *last16 = src + (m & ~15U), *last4 = src + (m & ~3U);
+	long q;
 
 #define RING_FILL4(i)							\
-	(RING_V4(e, i) = s |						\
-	 ((RING_CV4(src, i) - b) >> SHMPOOL_REF_SHIFT))
-	for (; src < last16; src += 16, e += 16)
+	(RING_V4(e + q, i) = s |					\
+	 ((RING_CV4(src + q, i) - b) >> SHMPOOL_REF_SHIFT))
+	for (q = (long)m - 16; q > 1; q -= 16)
 		RING_TURN4(RING_FILL4, 0);
-	for (; src < last4; src += 4, e += 4)
-		RING_FILL4(0);
+	q = 1;
+	RING_TURN4(RING_FILL4, 0);
 #undef RING_FILL4
-	/* The last m % 4 as a short write makes them. */
-#if RING_PAIRS
-	ring_fill_pairs(e, seq, src, base, NULL, m & 3);
-#else
-	ring_fill(e, seq, src, RING_PTRS, (const char *)(uintptr_t)base,
-		m & 3);
-#endif
+	/* Entry 0 once all the others are seen. */
+	ring_smp_release();
+	e[0] = s1 | ((src[0] - base) >> SHMPOOL_REF_SHIFT);
 }
 
 static inline __attribute__((always_inline)) uint32_t
@@ -68,7 +74,7 @@ ring_copy_out_v4(const uint64_t *restrict e, uint32_t seq,
 {
 	const uint64_t s1 = (uint64_t)seq << 32;
 	const ring_v4 s = { s1, s1, s1, s1 }, b = { base, base, base, base };
-	const uint64_t *p = e, *last16 = e + (m & ~15U), *last4 = e + m - 4;
+	const uint64_t *p = e, *last16 = e + m - 16;
 	uint64_t *d = dst;
 	ring_v4 bad = { 0, 0, 0, 0 }, x;
 
@@ -78,13 +84,9 @@ ring_copy_out_v4(const uint64_t *restrict e, uint32_t seq,
 	 RING_V4(d, i) = (x << SHMPOOL_REF_SHIFT) + b)
 	for (; p < last16; p += 16, d += 16)
 		RING_TURN4(RING_COPY4, 0);
-	if (m & 15) {
-		for (; p < last4; p += 4, d += 4)
-			RING_COPY4(0);
-		p = last4;
-		d = dst + m - 4;
-		RING_COPY4(0);
-	}
+	p = last16;
+	d = dst + m - 16;
+	RING_TURN4(RING_COPY4, 0);
 #undef RING_COPY4
 	return (uint32_t)((bad[0] | bad[1] | bad[2] | bad[3]) >> 32);
 }

@@ -484,10 +484,12 @@ ring_wide_ok(enum ring_kind k, unsigned int m)
  * and no scalar tail to speak of, which at a few entries cost more than
  * the copy (no cache, bulk 4: see docs/PERFORMANCE.md).  A read ends with
  * a pair placed to end exactly at m, reading an entry twice where m is
- * odd.  A write never writes an entry twice: once written, a position
- * may be taken by a consumer and written a lap later by another producer
- * before the second store, which would put the old entry back over the
- * new one; an odd m ends with one entry alone.  Each 64-bit half of a
+ * odd.  A write never writes an entry twice once the entries before it
+ * are written: a position may then be taken by a consumer and written a
+ * lap later by another producer before the second store, which would put
+ * the old entry back over the new one; an odd m ends with one entry alone
+ * (the long write writes twice only while its first entry is unwritten,
+ * ring.c's ring_fill_v4()).  Each 64-bit half of a
  * 16-byte access is read or written whole, as in the vectorised loops.
  */
 #define RING_PAIRS		1

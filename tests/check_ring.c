@@ -188,9 +188,10 @@ wide_b2(unsigned int turn)
 /*
  * Bulks of 64-bit elements, pointers and offsets, of RING_WIDE_MIN and
  * more (the copies built for the CPU's widest vectors, ring_fill_wide()
- * and ring_copy_out_wide()), of every size from 31 to 256 in steps of 5,
- * across the array's end and the sequences' wrap: each element comes out
- * as it went in, in order.
+ * and ring_copy_out_wide()), of every size from 31 to 49 (a write's or
+ * read's last turn of sixteen overlapping the one before it by 15 to 0
+ * entries) and on to 256 in steps of 5, across the array's end and the
+ * sequences' wrap: each element comes out as it went in, in order.
  */
 START_TEST(test_wide_copies)
 {
@@ -200,7 +201,7 @@ START_TEST(test_wide_copies)
 	unsigned int next = 0, n, i;
 
 	ring_set_heads(&s.v, UINT32_MAX - 100);
-	for (n = RING_WIDE_MIN - 1; n <= 256; n += 5) {
+	for (n = RING_WIDE_MIN - 1; n <= 256; n += n < 49 ? 1 : 5) {
 		for (i = 0; i < n; i++)
 			in[i] = wide_obj(next + i);
 		ck_assert_uint_eq(ring_put(&s.v, in, RING_PTRS, wide_objs, n,
