@@ -68,6 +68,8 @@ ring_fill_v4(uint64_t *restrict e, uint32_t seq,
 	e[0] = s1 | ((src[0] - base) >> SHMPOOL_REF_SHIFT);
 }
 
+/* A read of m >= 16 entries: sixteen a turn, the last turn placed to end
+ * at m (see above); 0 when all are of sequence seq. */
 static inline __attribute__((always_inline)) uint32_t
 ring_copy_out_v4(const uint64_t *restrict e, uint32_t seq,
 		uint64_t *restrict dst, uint64_t base, unsigned int m)
