@@ -65,7 +65,8 @@ ring_fill_v4(uint64_t *restrict e, uint32_t seq,
 #undef RING_FILL4
 	/* Entry 0 once all the others are seen. */
 	ring_smp_release();
-	e[0] = s1 | ((src[0] - base) >> SHMPOOL_REF_SHIFT);
+	e[0] = ring_ent_w(seq, ring_src_ref(src, 0, RING_PTRS,
+		(const char *)(uintptr_t)base));
 }
 
 /* A read of m >= 16 entries: sixteen a turn, the last turn placed to end
