@@ -173,20 +173,17 @@ ring_own_settle(const struct ring_view *v, uint32_t o, uint64_t *rec)
 }
 
 /*
- * Take to cache the ring its thread uses (ring_here()), if the thread may
- * run on one CPU only, that ring's, and no other cache is at work on it.
- * Called by a get whose claim by compare-and-swap crossed a multiple of
- * RING_OWN_EVERY positions (ring_own_hint()); returns 0, as that get
- * does.
+ * Take to cache the ring its thread uses (ring_here(): that of the CPU it
+ * runs on), if no other cache is at work on it.  Called by a get whose
+ * claim by compare-and-swap crossed a multiple of RING_OWN_EVERY
+ * positions (ring_own_hint()); returns 0, as that get does.
  */
 int __attribute__((noinline))
 cache_own_try(struct pool_handle *h, struct shmpool_cache *cache)
 {
 	uint32_t acq = RING_OWN(cache->slot, RING_OWN_ACQ), s;
 	struct ring *r;
-	cpu_set_t set;
 	unsigned int i;
-	int cpu;
 
 	/* Not with one ring, which every process uses (and a host of one
 	 * CPU, where every thread keeps to it, has one by default); nor
@@ -195,14 +192,7 @@ cache_own_try(struct pool_handle *h, struct shmpool_cache *cache)
 	if (h->nb_rings == 1 || !SHMPOOL_CPU_HERE || __rseq_size == 0 ||
 	    cache->slot != (uint32_t)(slot_of(cache) - h->slots))
 		return 0;
-	if (sched_getaffinity(0, sizeof(set), &set) < 0 ||
-	    CPU_COUNT(&set) != 1)
-		return 0;
-	for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &set); cpu++)
-		;
 	i = ring_here(h);
-	if (((unsigned int)cpu & h->ring_mask) != i)
-		return 0;
 	r = h->ring_r[i];
 	if (uatomic_cmpxchg(&r->owner, 0, acq) != 0)
 		return 0;
@@ -241,16 +231,21 @@ rings_own_drop(struct pool_handle *h, uint32_t s)
  * A get that ring i cannot serve takes its n from one other ring, or else
  * gathers them from all, each giving what it has; if they have not n
  * between them, what it gathered goes back to ring i and the get fails,
- * as on one ring.  The record of the puts is rc's (a cache of the
- * caller's: the counting one).
+ * as on one ring (unless a ring was skipped: rings_get_rest()).  The
+ * record of the puts is rc's (a cache of the caller's: the counting
+ * one).
  *
  * Here, a put of n that ring i's first try did not make: ring i again
  * (its slow path), then the others.  A ring owned by another cache in
- * the middle of a claim there is skipped (ring_claim_slow()); when one
- * was, and none took the n, the caller yields the CPU (to that owner, if
- * it was descheduled on this one) and goes round again: a ring skipped
- * is not a ring full, and a put must not fail for it.  n, or 0 when every
- * ring was full (a double put).
+ * the middle of a claim there is skipped (ring_claim_slow()).  Ring i
+ * skipped, the caller first yields the CPU once and tries it again: its
+ * owner was on this CPU when it took it, and, in the middle of a claim
+ * there, has most likely been descheduled on this CPU, where it finishes
+ * the claim in its turn; going to another CPU's ring instead would share
+ * that ring's lines with the thread on that CPU.  When a ring was
+ * skipped and none took the n, the caller yields the CPU and goes round
+ * again: a ring skipped is not a ring full, and a put must not fail for
+ * it.  n, or 0 when every ring was full (a double put).
  */
 static int __attribute__((noinline))
 rings_put_rest(struct pool_handle *h, const void *src, enum ring_kind k,
@@ -258,13 +253,18 @@ rings_put_rest(struct pool_handle *h, const void *src, enum ring_kind k,
 		struct shmpool_cache *rc)
 {
 	unsigned int j, r;
-	int ret, skipped;
+	int ret, skipped, yielded = 0;
 
 	for (;;) {
 		ret = ring_put_slow(&h->rings[i], src, k, base, n, RING_BULK,
 			cache_ring_op(rc, i), cache_token(rc));
 		if (ret > 0)
 			return (int)n;
+		if (ret < 0 && !yielded) {
+			yielded = 1;
+			sched_yield();
+			continue;
+		}
 		skipped = ret < 0;
 		for (j = 1; j < h->nb_rings; j++) {
 			r = (i + j) & h->ring_mask;
@@ -296,42 +296,58 @@ rings_put(struct pool_handle *h, const void *src, enum ring_kind k,
 }
 
 /* A get of n that ring i's first try did not make: ring i again (its slow
- * path), then the others (above).  n, or 0. */
+ * path, after one yield if it was skipped), then the others, as a put
+ * (above).  n, or 0.  A ring skipped (owned by a cache in the middle of a
+ * claim there) is not a ring short: when one was, and the others had not
+ * n, the caller puts back what it gathered, yields the CPU and goes round
+ * again, until the owner's claim is done. */
 static int __attribute__((noinline))
 rings_get_rest(struct pool_handle *h, void *dst, enum ring_kind k, char *base,
 		unsigned int n, unsigned int i, struct shmpool_cache *rc)
 {
-	unsigned int j, got = 0;
-	int r;
+	unsigned int j, got;
+	int r, skipped, yielded = 0;
 
-	if (ring_get_slow(&h->rings[i], dst, k, base, n, RING_BULK,
-			cache_ring_op(rc, i), cache_token(rc)) > 0)
-		return (int)n;
-	if (h->nb_rings == 1)
-		return 0;
-	for (j = 1; j < h->nb_rings; j++)
-		if (ring_get(&h->rings[(i + j) & h->ring_mask], dst, k, base,
-				n, RING_BULK,
-				cache_ring_op(rc, (i + j) & h->ring_mask),
-				&rc->slot) > 0)
-			return (int)n;
-	for (j = 0; j < h->nb_rings && got < n; j++) {
-		r = ring_get(&h->rings[(i + j) & h->ring_mask],
-			(void *)ring_at(dst, got, k), k, base, n - got,
-			RING_BURST, cache_ring_op(rc, (i + j) & h->ring_mask),
-			&rc->slot);
+	for (;;) {
+		r = ring_get_slow(&h->rings[i], dst, k, base, n, RING_BULK,
+			cache_ring_op(rc, i), cache_token(rc));
 		if (r > 0)
-			got += (unsigned int)r;
+			return (int)n;
+		if (r < 0 && !yielded) {
+			yielded = 1;
+			sched_yield();
+			continue;
+		}
+		if (h->nb_rings == 1)
+			return 0;
+		skipped = r < 0;
+		for (j = 1; j < h->nb_rings; j++) {
+			r = ring_get(&h->rings[(i + j) & h->ring_mask], dst, k,
+				base, n, RING_BULK,
+				cache_ring_op(rc, (i + j) & h->ring_mask),
+				&rc->slot);
+			if (r > 0)
+				return (int)n;
+			skipped |= r < 0;
+		}
+		for (j = 0, got = 0; j < h->nb_rings && got < n; j++) {
+			r = ring_get(&h->rings[(i + j) & h->ring_mask],
+				(void *)ring_at(dst, got, k), k, base, n - got,
+				RING_BURST,
+				cache_ring_op(rc, (i + j) & h->ring_mask),
+				&rc->slot);
+			if (r > 0)
+				got += (unsigned int)r;
+			skipped |= r < 0;
+		}
+		if (got == n)
+			return (int)n;
+		if (got > 0)
+			rings_put(h, dst, k, base, got, i, rc);
+		if (!skipped)
+			return 0;
+		sched_yield();
 	}
-	if (got == n)
-		return (int)n;
-	/* Back where they were wanted (a put waits out an owner in the
-	 * middle of a claim, rings_put_rest()); none of them can be had by
-	 * then only if a double put filled every ring, and are lost
-	 * then. */
-	if (got > 0)
-		rings_put(h, dst, k, base, got, i, rc);
-	return 0;
 }
 
 /* Get n from ring i, else from the others (above): n, or 0. */

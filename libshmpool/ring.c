@@ -276,7 +276,7 @@ ring_get_slow(const struct ring_view *v, void *dst, enum ring_kind k,
 			if (claimed > 0)
 				return n;
 			if (claimed < 0)
-				return 0;
+				return -1;
 			continue;
 		}
 		got = 0;
@@ -331,7 +331,7 @@ ring_get_slow(const struct ring_view *v, void *dst, enum ring_kind k,
 		if (claimed > 0)
 			break;
 		if (claimed < 0)
-			return 0;
+			return -1;
 	}
 	if (holes != 0)
 		uatomic_sub(&v->r->holes, holes);

@@ -154,17 +154,24 @@ struct ring {
  *
  * Taking (cache_own_try()): 0 -> ACQ(s), the fence, no other record on
  * the ring, ACQ(s) -> OWNED(s); tried by a get whose claim by compare-
- * and-swap crossed a multiple of RING_OWN_EVERY positions, where the
- * thread's affinity names the CPU of the ring it uses.  Taking back
+ * and-swap crossed a multiple of RING_OWN_EVERY positions, on the ring
+ * of the CPU its thread runs on, whatever the thread's affinity: at
+ * most one taking (and so one taking back) for each RING_OWN_EVERY
+ * objects got from a ring by compare-and-swap bounds the fences that
+ * threads sharing a CPU, or moving between CPUs, cost.
+ * Taking back
  * (ring_own_settle(), by a claimer other than s, whose record stays
  * written throughout, so that no one takes the ring meanwhile): OWNED(s)
  * -> REVOKE(s), the fence, -> FENCED(s), then 0 once s's record is not
  * on the ring.  s itself, seeing its ring being taken, makes it 0.  A
  * claimer that finds s in the middle of a claim tries a few times, then
  * skips the ring (ring_claim_slow()): s may be descheduled, stopped or
- * dead, and only shmpoold clears a dead process's record.  A get then
- * tries the other rings; a put too, and goes round them all again,
- * yielding the CPU in between, until one takes it (rings_put_rest()).
+ * dead, and only shmpoold clears a dead process's record.  A get or put
+ * then yields the CPU once (to s, descheduled on this CPU, if the ring is
+ * this CPU's) and tries again; then tries the other rings, and, when they
+ * cannot serve it, goes round them all again, yielding the CPU in between
+ * (rings_get_rest(), rings_put_rest()): an owner that shares its CPU is
+ * often descheduled in the middle of a claim.
  * Only a cache whose thread uses rseq's CPU number, of a pool of more
  * than one ring, takes one.  A slot given back (slot_retire()) gives up
  * its rings before it is free again.  What a kill
@@ -959,10 +966,10 @@ ring_put(const struct ring_view *v, const void *src, enum ring_kind k,
 
 /*
  * Take n references out to dst (of kind k; base for pointers).  Returns
- * how many came out: n, or 0 for RING_BULK when there are not that many
- * (or the ring is owned by another cache in the middle of a claim there:
- * ring ownership).  dst may have been written even when nothing comes
- * out.
+ * how many came out: n, or 0 for RING_BULK when there are not that many,
+ * or -1 when the ring is owned by another cache in the middle of a claim
+ * there (ring ownership: skipped, not short).  dst may have been written
+ * even when nothing comes out.
  */
 static inline __attribute__((always_inline)) int
 ring_get(const struct ring_view *v, void *dst, enum ring_kind k, char *base,

@@ -41,6 +41,31 @@ report_new(void)
 }
 
 /*
+ * Whether a thread's ring is that of its CPU: with rseq in the C library
+ * (not under valgrind, nor with glibc.pthread.rseq=0); else every thread
+ * uses ring 0 and one pinned elsewhere takes none.
+ */
+static int
+own_rings_by_cpu(void)
+{
+	return SHMPOOL_CPU_HERE && __rseq_size != 0;
+}
+
+/* The owner word of ring i of pool. */
+static uint32_t
+own_word(struct shmpool *pool, unsigned int i)
+{
+	return uatomic_read(&pool_handle(pool)->ring_r[i]->owner);
+}
+
+/* The ring the calling thread uses now: its CPU's (with rseq). */
+static unsigned int
+own_ring_now(struct shmpool *pool)
+{
+	return (unsigned int)sched_getcpu() & pool_handle(pool)->ring_mask;
+}
+
+/*
  * Each object's first word holds its holder's pid while it is held, 0
  * while it is free: a get that finds a word other than 0, or a put that
  * finds another pid, means an object was handed out twice.
@@ -94,6 +119,11 @@ hammer_child(const char *name, int id, struct report *rep)
 	for (it = 0; it < ITERATIONS; it++) {
 		uint32_t r = tu_rand(&seed);
 
+		if (it % 1024 == 0 && own_word(pool, own_ring_now(pool)) ==
+				RING_OWN(shmpool_default_cache(pool)->slot,
+					RING_OWN_OWNED))
+			rep->owned_seen[id]++;
+
 		cache = (r & 15) == 0 ? NULL :
 			claimed != NULL && (r & 1) ? claimed :
 			shmpool_default_cache(pool);
@@ -139,7 +169,7 @@ hammer(int nproc)
 	struct report *rep = report_new();
 	struct shmpool_stats st;
 	struct shmpool *pool;
-	uint64_t got = 0, put = 0;
+	uint64_t got = 0, put = 0, owned = 0;
 	pid_t pids[8];
 	char name[32];
 	int i;
@@ -162,7 +192,14 @@ hammer(int nproc)
 		ck_assert_uint_gt(rep->got_objs[i], ITERATIONS);
 		got += rep->got_objs[i];
 		put += rep->put_objs[i];
+		owned += rep->owned_seen[i];
 	}
+	printf("hammer %d: %llu of %u looks found the worker's ring its "
+		"own\n", nproc, (unsigned long long)owned,
+		(unsigned int)nproc * ((ITERATIONS + 1023) / 1024));
+	/* No worker is pinned, and rings were owned all the same. */
+	if (own_rings_by_cpu())
+		ck_assert_uint_gt(owned, 0);
 	/* Every slot was released: all counts are retired, none lost. */
 	ck_assert_int_eq(shmpool_stats_read(pool, SHMPOOL_STATS_RETIRED, &st),
 		0);
@@ -292,24 +329,6 @@ own_pin(int cpu)
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	ck_assert_int_eq(sched_setaffinity(0, sizeof(set), &set), 0);
-}
-
-/*
- * Whether a thread's ring is that of its CPU: with rseq in the C library
- * (not under valgrind, nor with glibc.pthread.rseq=0); else every thread
- * uses ring 0 and one pinned elsewhere takes none.
- */
-static int
-own_rings_by_cpu(void)
-{
-	return SHMPOOL_CPU_HERE && __rseq_size != 0;
-}
-
-/* The owner word of ring i of pool. */
-static uint32_t
-own_word(struct shmpool *pool, unsigned int i)
-{
-	return uatomic_read(&pool_handle(pool)->ring_r[i]->owner);
 }
 
 /*
@@ -444,6 +463,61 @@ START_TEST(test_ring_owned_and_taken)
 }
 END_TEST
 
+/*
+ * Child of test_ring_owned_unpinned(): on whichever CPU the scheduler
+ * puts it, gets and puts of one object until it sees the ring of the CPU
+ * it is on owned by its cache (0), or for 64 x RING_OWN_EVERY rounds
+ * (42).
+ */
+static void
+own_free_child(const char *name)
+{
+	struct shmpool *pool = tu_attach(name, 0);
+	uint32_t token = RING_OWN(shmpool_default_cache(pool)->slot,
+		RING_OWN_OWNED);
+	unsigned int k;
+	void *obj;
+
+	for (k = 0; k < 64 * RING_OWN_EVERY; k++) {
+		if (shmpool_get(pool, &obj) != 0 || shmpool_put(pool, obj) != 0)
+			_exit(40);
+		if (k % 1024 == 0 && own_word(pool, own_ring_now(pool)) ==
+				token)
+			_exit(shmpool_detach(pool) == 0 ? 0 : 41);
+	}
+	_exit(42);
+}
+
+/*
+ * A worker that may run on any CPU takes the ring of the one it runs on
+ * as a pinned one does, and leaves every ring to no one when it detaches.
+ */
+START_TEST(test_ring_owned_unpinned)
+{
+	struct shmpool *pool;
+	unsigned int i;
+	pid_t pid;
+
+	if (!own_rings_by_cpu()) {
+		printf("test_ring_owned_unpinned: skipped: no rseq, every "
+			"thread uses ring 0\n");
+		return;
+	}
+	tu_create("ownfree", OWN_POOL, 64, 0, 8);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		own_free_child("ownfree");
+	tu_wait_children(&pid, 1, 120);
+	pool = tu_attach("ownfree", 0);
+	ck_assert_uint_gt(pool_handle(pool)->nb_rings, 1);
+	for (i = 0; i < pool_handle(pool)->nb_rings; i++)
+		ck_assert_uint_eq(own_word(pool, i), 0);
+	own_get_all(pool);
+	shmpool_detach(pool);
+}
+END_TEST
+
 /* A ring's owner killed (outside a claim: it waits on a pipe) holds it no
  * more: the next get takes it back, and every object is there. */
 START_TEST(test_ring_owner_killed)
@@ -567,11 +641,34 @@ START_TEST(test_ring_owners_hammer)
 END_TEST
 
 /*
+ * Child of test_ring_owner_busy(): pinned to cpu, one get from pool name,
+ * which must wait until the parent has written a byte to cleared (before
+ * it ends the owner's claim), and put back.
+ */
+static void
+busy_getter(const char *name, int cpu, int cleared)
+{
+	struct shmpool *pool;
+	void *obj;
+	char c;
+
+	own_pin(cpu);
+	pool = tu_attach(name, 0);
+	if (shmpool_get(pool, &obj) != 0)
+		_exit(30);
+	if (read(cleared, &c, 1) != 1)
+		_exit(31);
+	if (shmpool_put(pool, obj) != 0)
+		_exit(32);
+	_exit(shmpool_detach(pool) == 0 ? 0 : 33);
+}
+
+/*
  * An owner in the middle of a claim, made by hand: ring r owned by a
  * second attachment's cache whose record says it is claiming there.  A
- * get passes that ring by (fails for want of its objects), a put goes to
- * another ring; once the record is cleared, a get takes the ring back
- * and has every object.
+ * get passes that ring by and takes from the other; one that the other
+ * cannot serve waits until the owner's claim is done, then takes the
+ * ring back; a put goes to the other ring.
  */
 START_TEST(test_ring_owner_busy)
 {
@@ -580,8 +677,11 @@ START_TEST(test_ring_owner_busy)
 	struct shmpool_cache *oc;
 	struct ring *r;
 	unsigned int ring, inr, k;
-	int cpu = own_cpu(0);
+	int cpu = own_cpu(0), cleared[2];
 	cpu_set_t saved;
+	double deadline;
+	ssize_t wrote;
+	pid_t pid;
 
 	if (!own_rings_by_cpu()) {
 		printf("test_ring_owner_busy: skipped: no rseq, every thread "
@@ -606,14 +706,47 @@ START_TEST(test_ring_owner_busy)
 	uatomic_set(&oc->ring_op, RING_OP_GET);
 	uatomic_set(&r->owner, RING_OWN(oc->slot, RING_OWN_OWNED));
 
-	/* The other ring's half, then nothing: ring r is passed by. */
-	ck_assert_int_eq(shmpool_get_bulk(pool, objs, OWN_POOL), -ENOENT);
+	/* The other ring's half: ring r is passed by, being taken back,
+	 * fenced, not yet free. */
 	ck_assert_int_eq(shmpool_get_bulk(pool, objs, OWN_POOL - inr), 0);
-	ck_assert_int_eq(shmpool_get(pool, objs + OWN_POOL - inr), -ENOENT);
-	/* Being taken back, fenced, not yet free. */
 	ck_assert_uint_eq(uatomic_read(&r->owner),
 		RING_OWN(oc->slot, RING_OWN_FENCED));
-	/* The puts go to the other ring, whole. */
+
+	/* A get that only ring r can serve, owned again: it waits (it has
+	 * been there once the word is FENCED again) until the claim is
+	 * done, the byte written before. */
+	uatomic_set(&r->owner, RING_OWN(oc->slot, RING_OWN_OWNED));
+	ck_assert_int_eq(pipe(cleared), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(cleared[1]);
+		busy_getter("ownbusy", cpu, cleared[0]);
+	}
+	close(cleared[0]);
+	deadline = tu_now() + 60;
+	while (uatomic_read(&r->owner) != RING_OWN(oc->slot,
+			RING_OWN_FENCED)) {
+		ck_assert_msg(tu_now() < deadline, "the get never came to "
+			"ring %u", ring);
+		sched_yield();
+	}
+	/* A child whose get came back without the objects has exited 30:
+	 * the wait says so, not the write's SIGPIPE. */
+	signal(SIGPIPE, SIG_IGN);
+	wrote = write(cleared[1], "c", 1);
+	close(cleared[1]);
+	uatomic_set(&oc->ring_op, 0);
+	tu_wait_children(&pid, 1, 60);
+	signal(SIGPIPE, SIG_DFL);
+	ck_assert_int_eq(wrote, 1);
+	ck_assert_uint_eq(uatomic_read(&r->owner), 0);
+	ck_assert_uint_eq(uatomic_read(&r->prod_head) -
+		uatomic_read(&r->cons_head), inr);
+
+	/* Busy again: the puts go to the other ring, whole. */
+	uatomic_set(&oc->ring_op, RING_OP_GET);
+	uatomic_set(&r->owner, RING_OWN(oc->slot, RING_OWN_OWNED));
 	for (k = 0; k < OWN_POOL - inr; k++)
 		ck_assert_int_eq(shmpool_put(pool, objs[k]), 0);
 	ck_assert_uint_eq(uatomic_read(&r->prod_head) -
@@ -642,6 +775,7 @@ multiproc_suite(void)
 	tcase_add_test(tc, test_four_processes);
 	tcase_add_test(tc, test_counts_at_rest);
 	tcase_add_test(tc, test_ring_owned_and_taken);
+	tcase_add_test(tc, test_ring_owned_unpinned);
 	tcase_add_test(tc, test_ring_owner_killed);
 	tcase_add_test(tc, test_ring_owner_busy);
 	tcase_add_test(tc, test_ring_owners_hammer);
