@@ -92,7 +92,8 @@ cache_token(const struct shmpool_cache *cache)
 	return ring_own_token(&cache->slot);
 }
 
-int cache_own_try(struct pool_handle *h, struct shmpool_cache *cache);
+int cache_own_try(struct pool_handle *h, struct shmpool_cache *cache,
+		unsigned int i);
 
 /*
  * Ring ownership (ring.h): a fence on every CPU running a process that
@@ -173,17 +174,17 @@ ring_own_settle(const struct ring_view *v, uint32_t o, uint64_t *rec)
 }
 
 /*
- * Take to cache the ring its thread uses (ring_here(): that of the CPU it
- * runs on), if no other cache is at work on it.  Called by a get whose
- * claim by compare-and-swap crossed a multiple of RING_OWN_EVERY
- * positions (ring_own_hint()); returns 0, as that get does.
+ * Take to cache ring i, whose get by compare-and-swap crossed a multiple
+ * of RING_OWN_EVERY positions (ring_own_hint()), if its thread still
+ * uses it (ring_here(): that of the CPU it runs on) and no other cache is
+ * at work on it.  Returns 0, as that get does.
  */
 int __attribute__((noinline))
-cache_own_try(struct pool_handle *h, struct shmpool_cache *cache)
+cache_own_try(struct pool_handle *h, struct shmpool_cache *cache,
+		unsigned int i)
 {
 	uint32_t acq = RING_OWN(cache->slot, RING_OWN_ACQ), s;
 	struct ring *r;
-	unsigned int i;
 
 	/* Not with one ring, which every process uses (and a host of one
 	 * CPU, where every thread keeps to it, has one by default); nor
@@ -192,7 +193,8 @@ cache_own_try(struct pool_handle *h, struct shmpool_cache *cache)
 	if (h->nb_rings == 1 || !SHMPOOL_CPU_HERE || __rseq_size == 0 ||
 	    cache->slot != (uint32_t)(slot_of(cache) - h->slots))
 		return 0;
-	i = ring_here(h);
+	if (ring_here(h) != i)
+		return 0;
 	r = h->ring_r[i];
 	if (uatomic_cmpxchg(&r->owner, 0, acq) != 0)
 		return 0;
@@ -239,10 +241,11 @@ rings_own_drop(struct pool_handle *h, uint32_t s)
  * (its slow path), then the others.  A ring owned by another cache in
  * the middle of a claim there is skipped (ring_claim_slow()).  Ring i
  * skipped, the caller first yields the CPU once and tries it again: its
- * owner was on this CPU when it took it, and, in the middle of a claim
- * there, has most likely been descheduled on this CPU, where it finishes
- * the claim in its turn; going to another CPU's ring instead would share
- * that ring's lines with the thread on that CPU.  When a ring was
+ * owner was on this CPU (or one that shares its ring) when it took it,
+ * and, in the middle of a claim there, has most likely been descheduled
+ * on this CPU, where it finishes the claim in its turn; going to another
+ * CPU's ring instead would share that ring's lines with the thread on
+ * that CPU.  When a ring was
  * skipped and none took the n, the caller yields the CPU and goes round
  * again: a ring skipped is not a ring full, and a put must not fail for
  * it.  n, or 0 when every ring was full (a double put).
@@ -299,13 +302,17 @@ rings_put(struct pool_handle *h, const void *src, enum ring_kind k,
  * path, after one yield if it was skipped), then the others, as a put
  * (above).  n, or 0.  A ring skipped (owned by a cache in the middle of a
  * claim there) is not a ring short: when one was, and the others had not
- * n, the caller puts back what it gathered, yields the CPU and goes round
- * again, until the owner's claim is done. */
+ * n, a caller that must have them (wait) puts back what it gathered, to
+ * a ring it gathered from, yields the CPU and goes round again, until the
+ * owner's claim is done; one that has another way (a refill's first try,
+ * for more than the request needs; a get past a cache that holds some of
+ * them) gets 0 as when the rings have too few. */
 static int __attribute__((noinline))
 rings_get_rest(struct pool_handle *h, void *dst, enum ring_kind k, char *base,
-		unsigned int n, unsigned int i, struct shmpool_cache *rc)
+		unsigned int n, unsigned int i, struct shmpool_cache *rc,
+		int wait)
 {
-	unsigned int j, got;
+	unsigned int j, got, from, q;
 	int r, skipped, yielded = 0;
 
 	for (;;) {
@@ -318,7 +325,7 @@ rings_get_rest(struct pool_handle *h, void *dst, enum ring_kind k, char *base,
 			sched_yield();
 			continue;
 		}
-		if (h->nb_rings == 1)
+		if (h->nb_rings == 1 && r == 0)
 			return 0;
 		skipped = r < 0;
 		for (j = 1; j < h->nb_rings; j++) {
@@ -330,30 +337,36 @@ rings_get_rest(struct pool_handle *h, void *dst, enum ring_kind k, char *base,
 				return (int)n;
 			skipped |= r < 0;
 		}
-		for (j = 0, got = 0; j < h->nb_rings && got < n; j++) {
-			r = ring_get(&h->rings[(i + j) & h->ring_mask],
-				(void *)ring_at(dst, got, k), k, base, n - got,
-				RING_BURST,
-				cache_ring_op(rc, (i + j) & h->ring_mask),
-				&rc->slot);
+		for (j = 0, got = 0, from = i; j < h->nb_rings && got < n;
+				j++) {
+			q = (i + j) & h->ring_mask;
+			r = ring_get(&h->rings[q], (void *)ring_at(dst, got, k),
+				k, base, n - got, RING_BURST,
+				cache_ring_op(rc, q), &rc->slot);
+			if (r > 0 && got == 0)
+				from = q;
 			if (r > 0)
 				got += (unsigned int)r;
 			skipped |= r < 0;
 		}
 		if (got == n)
 			return (int)n;
+		/* Not to ring i, which may be the one passed by: the put
+		 * would wait there, holding them from every other get. */
 		if (got > 0)
-			rings_put(h, dst, k, base, got, i, rc);
-		if (!skipped)
+			rings_put(h, dst, k, base, got, from, rc);
+		if (!skipped || !wait)
 			return 0;
 		sched_yield();
 	}
 }
 
-/* Get n from ring i, else from the others (above): n, or 0. */
+/* Get n from ring i, else from the others (above, wait as there): n, or
+ * 0. */
 static inline __attribute__((always_inline)) int
 rings_get(struct pool_handle *h, void *dst, enum ring_kind k, char *base,
-		unsigned int n, unsigned int i, struct shmpool_cache *rc)
+		unsigned int n, unsigned int i, struct shmpool_cache *rc,
+		int wait)
 {
 	struct ring_view v = ring_view_at(h, i);
 	int hint;
@@ -361,10 +374,10 @@ rings_get(struct pool_handle *h, void *dst, enum ring_kind k, char *base,
 	if (caa_likely(ring_get_try(&v, dst, k, base, NULL, n, 0,
 			cache_ring_op(rc, i), &rc->slot, &hint))) {
 		if (caa_unlikely(hint))
-			cache_own_try(h, rc);
+			cache_own_try(h, rc, i);
 		return (int)n;
 	}
-	return rings_get_rest(h, dst, k, base, n, i, rc);
+	return rings_get_rest(h, dst, k, base, n, i, rc, wait);
 }
 
 /* Make cache what its change record says. */
@@ -577,7 +590,7 @@ get_bypass_with_cache(struct pool_handle *h, void **objs, unsigned int n,
 	uint32_t len = SHMPOOL_W_LEN_(w), i;
 
 	if (len == 0 || rings_get(h, objs + len, RING_PTRS, pool->objbase,
-			n - len, ring_here(h), st) <= 0) {
+			n - len, ring_here(h), st, 1) <= 0) {
 		SHMPOOL_STAT_ADD(st, get_fail_bulk, 1);
 		SHMPOOL_STAT_ADD(st, get_fail_objs, n);
 		return -ENOENT;
@@ -611,11 +624,11 @@ get_refill(struct pool_handle *h, void **objs, unsigned int n,
 	 * one killed after leaves them to shmpoold. */
 	cache_change_prepare(cache, len + want, want, 1);
 	if (rings_get(h, &cache->objs[len], RING_OFFS, NULL, want, i,
-			cache) <= 0) {
+			cache, 0) <= 0) {
 		want = n - len;
 		cache_change_prepare(cache, len + want, want, 1);
 		if (rings_get(h, &cache->objs[len], RING_OFFS, NULL, want, i,
-				cache) <= 0) {
+				cache, 1) <= 0) {
 			SHMPOOL_STAT_ADD(cache, get_fail_bulk, 1);
 			SHMPOOL_STAT_ADD(cache, get_fail_objs, n);
 			return -ENOENT;
@@ -664,7 +677,10 @@ get_direct_rest(struct pool_handle *h, void **objs, unsigned int n,
 	 * size, it cannot have got them. */
 	if (caa_unlikely(n > h->obj_count))
 		return -EINVAL;
-	if (rings_get_rest(h, objs, RING_PTRS, h->pub.objbase, n, i, st) <= 0)
+	/* It waits out a ring's owner only when the cache has none of
+	 * the n (get_bypass_with_cache() waits for the rest). */
+	if (rings_get_rest(h, objs, RING_PTRS, h->pub.objbase, n, i, st,
+			cache == NULL || SHMPOOL_W_LEN_(cache->w) == 0) <= 0)
 		return get_bypass_with_cache(h, objs, n, cache, st);
 	count_direct(&st->get_direct_bulk, &st->get_direct_objs, n);
 	return 0;
@@ -685,7 +701,7 @@ get_direct_in(struct pool_handle *h, void **objs, unsigned int n,
 		return get_direct_rest(h, objs, n, cache, st, i);
 	count_direct(&st->get_direct_bulk, &st->get_direct_objs, n);
 	if (caa_unlikely(hint))
-		return cache_own_try(h, st);
+		return cache_own_try(h, st, i);
 	return 0;
 }
 
@@ -786,7 +802,7 @@ get_idle_in(struct pool_handle *h, void **objs, unsigned int n,
 		return get_direct_rest(h, objs, n, cache, cache, i);
 	count_direct(&cache->get_direct_bulk, &cache->get_direct_objs, n);
 	if (caa_unlikely(hint))
-		return cache_own_try(h, cache);
+		return cache_own_try(h, cache, i);
 	return 0;
 }
 

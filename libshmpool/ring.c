@@ -165,8 +165,10 @@ ring_pause(const struct ring_view *v, unsigned int *spins)
  * ring cannot be taken meanwhile.  As ring_claim(), and 0 with *pos the
  * head again when the ring was another's; -1 when it still is, its owner
  * in the middle of a claim there for RING_SPINS_BEFORE_YIELD tries
- * (*waits counts them): the caller goes to another ring rather than wait
- * for a process that may be descheduled, stopped or dead.
+ * (*waits counts them): the caller goes to another ring rather than spin
+ * for a process that may be descheduled, stopped or dead, and waits for
+ * it, yielding the CPU, only when no other ring serves it
+ * (rings_get_rest(), rings_put_rest()).
  */
 static int
 ring_claim_slow(const struct ring_view *v, uint64_t *head, uint64_t *pos,

@@ -131,8 +131,8 @@ struct ring {
 #define RING_OP_GET		((uint64_t)1 << 63)
 
 /*
- * Ring ownership.  A cache whose thread keeps to one CPU may take that
- * CPU's ring to itself: while r->owner is RING_OWN(slot, RING_OWN_OWNED),
+ * Ring ownership.  A cache may take the ring of the CPU its thread runs on
+ * to itself: while r->owner is RING_OWN(slot, RING_OWN_OWNED),
  * that cache alone moves the ring's heads, with plain stores, where
  * everyone else uses a compare-and-swap.  Every claim, owner's or not,
  * first writes the claimer's record (a put's, or RING_OP_GET) and then
@@ -167,11 +167,12 @@ struct ring {
  * claimer that finds s in the middle of a claim tries a few times, then
  * skips the ring (ring_claim_slow()): s may be descheduled, stopped or
  * dead, and only shmpoold clears a dead process's record.  A get or put
- * then yields the CPU once (to s, descheduled on this CPU, if the ring is
- * this CPU's) and tries again; then tries the other rings, and, when they
- * cannot serve it, goes round them all again, yielding the CPU in between
- * (rings_get_rest(), rings_put_rest()): an owner that shares its CPU is
- * often descheduled in the middle of a claim.
+ * whose own CPU's ring that was first yields the CPU once (to s, most
+ * likely descheduled on this CPU) and tries again; then it tries the
+ * other rings, and, when they cannot serve it, goes round them all
+ * again, yielding the CPU in between (rings_get_rest(), rings_put_rest()):
+ * an owner that shares its CPU is often descheduled in the middle of a
+ * claim.
  * Only a cache whose thread uses rseq's CPU number, of a pool of more
  * than one ring, takes one.  A slot given back (slot_retire()) gives up
  * its rings before it is free again.  What a kill
