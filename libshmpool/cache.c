@@ -248,12 +248,15 @@ rings_own_drop(struct pool_handle *h, uint32_t s)
  * that CPU.  When a ring was
  * skipped and none took the n, the caller yields the CPU and goes round
  * again: a ring skipped is not a ring full, and a put must not fail for
- * it.  n, or 0 when every ring was full (a double put).
+ * it.  n, or 0 when every ring was full (a double put); -1 when a ring
+ * was skipped and the caller may not wait (!wait: shmpoold, which puts a
+ * dead process's cache back later rather than wait for a process that
+ * may be stopped, or dead and not yet reclaimed itself).
  */
 static int __attribute__((noinline))
 rings_put_rest(struct pool_handle *h, const void *src, enum ring_kind k,
 		const char *base, unsigned int n, unsigned int i,
-		struct shmpool_cache *rc)
+		struct shmpool_cache *rc, int wait)
 {
 	unsigned int j, r;
 	int ret, skipped, yielded = 0;
@@ -279,6 +282,8 @@ rings_put_rest(struct pool_handle *h, const void *src, enum ring_kind k,
 		}
 		if (!skipped)
 			return 0;
+		if (!wait)
+			return -1;
 		sched_yield();
 	}
 }
@@ -295,7 +300,7 @@ rings_put(struct pool_handle *h, const void *src, enum ring_kind k,
 	if (caa_likely(ring_put_try(&v, src, k, base, n,
 			cache_ring_op(rc, i), &rc->slot)))
 		return (int)n;
-	return rings_put_rest(h, src, k, base, n, i, rc);
+	return rings_put_rest(h, src, k, base, n, i, rc, 1);
 }
 
 /* A get of n that ring i's first try did not make: ring i again (its slow
@@ -475,17 +480,18 @@ cache_fold(struct shmpool_cache *cache)
  * this CPU, does not make it (another producer first, no room, or the
  * ring owned by another cache) does the length drop before the claims,
  * and a process killed in between loses the objects.  -ENOSPC when no
- * ring has room (only a double put fills them): the cache keeps them
- * all.
+ * ring has room (only a double put fills them), -EAGAIN when a ring was
+ * passed by (its owner in the middle of a claim) and the caller may not
+ * wait (rings_put_rest()): the cache keeps them all.
  */
 int
-cache_flush(struct pool_handle *h, struct shmpool_cache *cache)
+cache_flush(struct pool_handle *h, struct shmpool_cache *cache, int wait)
 {
 	uint32_t len = shmpool_cache_len_(cache);
 	struct ring_view v;
 	unsigned int i;
 	uint64_t *rec, pos;
-	int claimed;
+	int claimed, ret;
 
 	if (len == 0)
 		return 0;
@@ -502,10 +508,11 @@ cache_flush(struct pool_handle *h, struct shmpool_cache *cache)
 		return 0;
 	}
 	cmm_smp_wmb();
-	if (rings_put_rest(h, cache->objs, RING_OFFS, NULL, len, i,
-			cache) <= 0) {
+	ret = rings_put_rest(h, cache->objs, RING_OFFS, NULL, len, i, cache,
+		wait);
+	if (ret <= 0) {
 		cache_change(cache, len, len, 0);
-		return -ENOSPC;
+		return ret < 0 ? -EAGAIN : -ENOSPC;
 	}
 	return 0;
 }
@@ -571,7 +578,7 @@ static void
 cache_flush_requested(struct pool_handle *h, struct shmpool_cache *cache)
 {
 	if (uatomic_xchg(&cache->flush_req, 0) != 0)
-		cache_flush(h, cache);
+		cache_flush(h, cache, 1);
 }
 
 /*
@@ -727,7 +734,8 @@ static int __attribute__((noinline))
 put_direct_rest(struct pool_handle *h, void * const *objs, unsigned int n,
 		struct shmpool_cache *st, unsigned int i)
 {
-	if (rings_put_rest(h, objs, RING_PTRS, h->pub.objbase, n, i, st) <= 0)
+	if (rings_put_rest(h, objs, RING_PTRS, h->pub.objbase, n, i, st,
+			1) <= 0)
 		return -ENOSPC;
 	count_direct(&st->put_direct_bulk, &st->put_direct_objs, n);
 	return 0;
@@ -898,7 +906,7 @@ put_push(struct pool_handle *h, void * const *objs, unsigned int n,
 	uint32_t len = shmpool_cache_len_(cache);
 
 	if (n > cache->flushthresh - len) {
-		if (cache_flush(h, cache) < 0)
+		if (cache_flush(h, cache, 1) < 0)
 			return -ENOSPC;
 		SHMPOOL_STAT_ADD(cache, put_common_pool_bulk, 1);
 		SHMPOOL_STAT_ADD(cache, put_common_pool_objs, len);

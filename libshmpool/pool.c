@@ -143,11 +143,13 @@ stats_fold(struct shmpool_stats *dst, struct shmpool_cache *c)
  * aggregate stays the same.  -ESRCH when pid does not own the slot (it was
  * given back already, perhaps claimed again by someone else); -ENOSPC when
  * the ring has no room (only a double put does that): the slot then stays
- * RELEASING with its objects.  A slot found
+ * RELEASING with its objects; -EAGAIN, the same, when a ring was owned by
+ * another cache in the middle of a claim and the caller may not wait
+ * (!wait: shmpoold, which tries again at its next scan).  A slot found
  * RELEASING is finished: its owner died giving it back.
  */
 int
-slot_retire(struct pool_handle *h, struct seg_slot *s, pid_t pid)
+slot_retire(struct pool_handle *h, struct seg_slot *s, pid_t pid, int wait)
 {
 	uint64_t claimed = SLOT_OWNER(SEG_SLOT_CLAIMED, pid);
 	uint64_t releasing = SLOT_OWNER(SEG_SLOT_RELEASING, pid);
@@ -158,7 +160,7 @@ slot_retire(struct pool_handle *h, struct seg_slot *s, pid_t pid)
 	cur = uatomic_cmpxchg(&s->owner, claimed, releasing);
 	if (cur != claimed && cur != releasing)
 		return -ESRCH;
-	ret = cache_flush(h, &s->cache);
+	ret = cache_flush(h, &s->cache, wait);
 	if (ret < 0)
 		return ret;
 	/* folds is odd while the counters move, so that a reader of the
@@ -479,7 +481,7 @@ shmpool_detach(struct shmpool *pool)
 			"(detached already?)");
 	for (i = 0; i < h->nb_slots; i++)
 		if (h->owned[i] &&
-		    slot_retire(h, &h->slots[i], getpid()) == -ENOSPC)
+		    slot_retire(h, &h->slots[i], getpid(), 1) == -ENOSPC)
 			full++;
 	if (full != 0)
 		seterr(-ENOSPC, "pool '%s': the ring is full (an object was "
@@ -554,7 +556,7 @@ shmpool_cache_release(struct shmpool_cache *cache)
 	pthread_mutex_lock(&h->lock);
 	h->owned[s - h->slots] = 0;
 	pthread_mutex_unlock(&h->lock);
-	if (slot_retire(h, s, getpid()) == -ENOSPC) {
+	if (slot_retire(h, s, getpid(), 1) == -ENOSPC) {
 		/* Still this process's cache, with its objects, to use or
 		 * release again once the ring has room; unless shmpoold
 		 * took the slot meanwhile. */
@@ -580,7 +582,7 @@ shmpool_cache_flush(struct shmpool_cache *cache)
 	clearerr_shmpool();
 	if (h == NULL)
 		return seterr(-EINVAL, "not a cache claimed in this process");
-	if (cache_flush(h, cache) < 0)
+	if (cache_flush(h, cache, 1) < 0)
 		return seterr(-ENOSPC, "pool '%s': the ring is full (an "
 			"object was put twice)", h->hdr->name);
 	return 0;

@@ -258,7 +258,8 @@ void pool_slow_paths(struct pool_handle *h);
 int slot_claim_for(struct pool_handle *h, unsigned int size, pid_t pid,
 		uint64_t start_time, uint32_t *slotp);
 struct pool_handle *pool_find_cache(const struct shmpool_cache *cache);
-int slot_retire(struct pool_handle *h, struct seg_slot *slot, pid_t pid);
+int slot_retire(struct pool_handle *h, struct seg_slot *slot, pid_t pid,
+		int wait);
 
 /* The words of c that a change record holds, as they are now. */
 static inline void
@@ -297,7 +298,8 @@ copy_fn copy_add_base, copy_add_avx2, copy_sub_base, copy_sub_avx2;
 #endif
 
 /* cache.c */
-int cache_flush(struct pool_handle *h, struct shmpool_cache *cache);
+int cache_flush(struct pool_handle *h, struct shmpool_cache *cache,
+		int wait);
 void rings_own_drop(struct pool_handle *h, uint32_t s);
 void cache_forget(struct shmpool_cache *cache);
 void cache_counts_clear(struct shmpool_cache *cache);

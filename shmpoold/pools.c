@@ -272,8 +272,16 @@ reclaim(struct pool *p, uint32_t i, pid_t pid, int live, const char *why)
 		if (c->objs[k] % p->h->elt_size != 0 ||
 		    c->objs[k] / p->h->elt_size >= p->h->obj_count)
 			goto bad;
-	ret = slot_retire(p->h, s, pid);
-	if (ret == -ENOSPC)
+	/* Not waiting for a ring's owner in the middle of a claim: it may
+	 * be stopped, or dead and reclaimed only after this slot.  The
+	 * slot stays RELEASING, and the scan tries again (said once). */
+	ret = slot_retire(p->h, s, pid, 0);
+	if (ret == -EAGAIN && cur == claimed)
+		log_msg(LOG_INFO, "pool '%s' slot %u of pid %ld: a ring's "
+			"owner is in the middle of a claim; its %u cached "
+			"objects go back at a later scan", p->name, i,
+			(long)pid, len);
+	else if (ret == -ENOSPC)
 		log_msg(LOG_ERR, "pool '%s' slot %u: the ring has no room for "
 			"%u cached objects (some object was put twice); the "
 			"slot keeps them", p->name, i, len);
@@ -287,7 +295,7 @@ bad:
 		"an object reference is out of range; its cached objects are "
 		"lost", p->name, i, (long)pid, len);
 	cache_forget(c);
-	return slot_retire(p->h, s, pid);
+	return slot_retire(p->h, s, pid, 0);
 }
 
 /* The slot's owner, if claimed (or being released); 0 if free. */
@@ -942,7 +950,7 @@ void
 pool_unclaim(struct pool *p, uint32_t slot, pid_t pid)
 {
 	if (pool_intact(p) && slot < p->h->nb_slots)
-		slot_retire(p->h, &p->h->slots[slot], pid);
+		slot_retire(p->h, &p->h->slots[slot], pid, 0);
 	watch_prune();
 }
 

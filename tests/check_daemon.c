@@ -1435,6 +1435,122 @@ START_TEST(test_kill_in_put_ring1)
 }
 END_TEST
 
+/* The references in h's rings (no operation in progress, no hole). */
+static unsigned int
+in_rings(const struct pool_handle *h)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < h->nb_rings; i++)
+		n += (unsigned int)(uatomic_read(&h->ring_r[i]->prod_head) -
+			uatomic_read(&h->ring_r[i]->cons_head));
+	return n;
+}
+
+/* Worker: a cache of 64 holding 80 objects of pool "q", then waits. */
+static int
+cached80_worker(void *arg)
+{
+	struct pipes *p = arg;
+	struct shmpool *pool;
+	void *objs[16];
+
+	if (shmpool_attach("q", &(struct shmpool_attach_opts){
+			.flags = SHMPOOL_ATTACH_CACHE_SIZE, .cache_size = 64 },
+			&pool) != 0)
+		return 10;
+	if (shmpool_get_bulk(pool, objs, 16) != 0 ||
+	    shmpool_put_bulk(pool, objs, 16) != 0 ||
+	    shmpool_cache_len_(shmpool_default_cache(pool)) != 80)
+		return 11;
+	/* Killed while waiting here. */
+	report_and_wait(p, pool);
+	return 12;
+}
+
+/*
+ * A dead process's cache while both rings are owned by caches in the
+ * middle of a claim (made by hand): shmpoold does not wait for them (they
+ * may be stopped, or dead and reclaimed after this one); it says so once,
+ * and its scan puts the 80 objects back once a ring is free.
+ */
+START_TEST(test_reclaim_past_busy_owners)
+{
+	struct shmpool *pool, *other[2];
+	struct shmpool_cache *oc[2];
+	struct pool_handle *h;
+	struct pipes pq;
+	struct daemon d;
+	char log[256];
+	unsigned int i;
+	int slot, status;
+	double t0;
+	pid_t a;
+
+	setenv("SHMPOOL_RINGS", "2", 1);
+	d_init(&d, "busyowners");
+	d_start(&d);
+	setenv("SHMPOOL_RINGS", "1", 1);
+	ck_assert_prefix(ask(&d, "create name=q objects=256 object-size=64 "
+		"cache=0"), "shmpool/1 ok name=q ");
+	pipes_open(&pq);
+	a = fork_worker(cached80_worker, &pq);
+	close(pq.ready[1]);
+	close(pq.go[0]);
+	slot = await_ready(&pq);
+	pool = attach_cache("q", 0);
+	h = pool_handle(pool);
+	ck_assert_uint_eq(h->nb_rings, 2);
+	ck_assert_uint_eq(in_rings(h), 256 - 80);
+	for (i = 0; i < 2; i++) {
+		other[i] = attach_cache("q", 0);
+		oc[i] = shmpool_default_cache(other[i]);
+		uatomic_set(&oc[i]->ring_op_ring, i);
+		uatomic_set(&oc[i]->ring_op, RING_OP_GET);
+		uatomic_set(&h->ring_r[i]->owner,
+			RING_OWN(oc[i]->slot, RING_OWN_OWNED));
+	}
+
+	ck_assert_int_eq(kill(a, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(a, &status, 0), a);
+	snprintf(log, sizeof(log), "shmpoold: pool 'q' slot %d of pid %ld: "
+		"a ring's owner is in the middle of a claim; its 80 cached "
+		"objects go back at a later scan\n", slot, (long)a);
+	await_stderr(&d, log, RECLAIM_SECS);
+	ck_assert_uint_eq(in_rings(h), 256 - 80);
+	ck_assert_uint_eq(SLOT_STATE(uatomic_read(&h->slots[slot].owner)),
+		SEG_SLOT_RELEASING);
+	/* The daemon still answers. */
+	ck_assert_prefix(ask(&d, "list"), "shmpool/1 ok");
+
+	/* Ring 1's owner done: a scan puts them there. */
+	uatomic_set(&oc[1]->ring_op, 0);
+	t0 = now();
+	while (in_rings(h) != 256) {
+		ck_assert_msg(now() - t0 < RECLAIM_SECS, "%u objects in the "
+			"rings after %.1f s", in_rings(h), RECLAIM_SECS);
+		usleep(1000);
+	}
+	snprintf(log, sizeof(log), "shmpoold: pool 'q': slot %d of pid %ld "
+		"reclaimed (owner gone), 80 cached objects back in the ring\n",
+		slot, (long)a);
+	await_stderr(&d, log, RECLAIM_SECS);
+	ck_assert_uint_eq(SLOT_STATE(uatomic_read(&h->slots[slot].owner)),
+		SEG_SLOT_FREE);
+	ck_assert_uint_eq(uatomic_read(&h->ring_r[1]->owner), 0);
+	uatomic_set(&oc[0]->ring_op, 0);
+	for (i = 0; i < 2; i++)
+		ck_assert_int_eq(shmpool_detach(other[i]), 0);
+	for (i = 0; i < 2; i++)
+		ck_assert_uint_eq(uatomic_read(&h->ring_r[i]->owner), 0);
+	check_all_in_ring(pool, 256);
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+	close(pq.ready[0]);
+	close(pq.go[1]);
+	d_finish(&d);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* 2c. kill -9 of a real put or get in each state it passes through: the
  * library's own code, stepped by ptrace, not a put made by hand. */
@@ -4129,6 +4245,7 @@ daemon_suite(void)
 	tcase_add_test(tc, test_kill_worker);
 	tcase_add_test(tc, test_kill_in_put);
 	tcase_add_test(tc, test_kill_in_put_ring1);
+	tcase_add_test(tc, test_reclaim_past_busy_owners);
 	tcase_add_test(tc, test_kill_ring_owner_in_put);
 	tcase_add_loop_test(tc, test_kill_stepped, 0,
 		(int)(sizeof(stepped_ops) / sizeof(stepped_ops[0])));
