@@ -232,8 +232,9 @@ rings_own_drop(struct pool_handle *h, uint32_t s)
  * turn.
  * A get that ring i cannot serve takes its n from one other ring, or else
  * gathers them from all, each giving what it has; if they have not n
- * between them, what it gathered goes back to ring i and the get fails,
- * as on one ring (unless a ring was skipped: rings_get_rest()).  The
+ * between them, what it gathered goes back to a ring it came from and the
+ * get fails, as on one ring (unless a ring was skipped:
+ * rings_get_rest()).  The
  * record of the puts is rc's (a cache of the caller's: the counting
  * one).
  *
@@ -357,7 +358,8 @@ rings_get_rest(struct pool_handle *h, void *dst, enum ring_kind k, char *base,
 		if (got == n)
 			return (int)n;
 		/* Not to ring i, which may be the one passed by: the put
-		 * would wait there, holding them from every other get. */
+		 * would try it first, spinning and yielding while it holds
+		 * them from every other get. */
 		if (got > 0)
 			rings_put(h, dst, k, base, got, from, rc);
 		if (!skipped || !wait)

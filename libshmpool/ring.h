@@ -172,7 +172,8 @@ struct ring {
  * other rings, and, when they cannot serve it, goes round them all
  * again, yielding the CPU in between (rings_get_rest(), rings_put_rest()):
  * an owner that shares its CPU is often descheduled in the middle of a
- * claim.
+ * claim.  Only a caller with another way does not go round (a refill's
+ * first try, shmpoold's reclaim).
  * Only a cache whose thread uses rseq's CPU number, of a pool of more
  * than one ring, takes one.  A slot given back (slot_retire()) gives up
  * its rings before it is free again.  What a kill

@@ -273,10 +273,17 @@ reclaim(struct pool *p, uint32_t i, pid_t pid, int live, const char *why)
 		    c->objs[k] / p->h->elt_size >= p->h->obj_count)
 			goto bad;
 	/* Not waiting for a ring's owner in the middle of a claim: it may
-	 * be stopped, or dead and reclaimed only after this slot.  The
-	 * slot stays RELEASING, and the scan tries again (said once). */
+	 * be stopped, or dead and reclaimed only after this slot.  A dead
+	 * owner's slot stays RELEASING, and the scan tries again (said
+	 * once); a live owner's is its own again, as before it asked. */
 	ret = slot_retire(p->h, s, pid, 0);
-	if (ret == -EAGAIN && cur == claimed)
+	if (ret == -EAGAIN && live && cur == claimed) {
+		uatomic_cmpxchg(&s->owner, releasing, claimed);
+		log_msg(LOG_INFO, "pool '%s' slot %u of pid %ld: a ring's "
+			"owner is in the middle of a claim; the slot stays "
+			"its owner's, with its %u cached objects", p->name, i,
+			(long)pid, len);
+	} else if (ret == -EAGAIN && !live && cur == claimed)
 		log_msg(LOG_INFO, "pool '%s' slot %u of pid %ld: a ring's "
 			"owner is in the middle of a claim; its %u cached "
 			"objects go back at a later scan", p->name, i,
@@ -997,6 +1004,10 @@ pool_flush(struct pool *p, uint32_t slot, unsigned int *cached, char *err,
 		int ret = reclaim(p, slot, pid, 0,
 			"flush requested, owner gone");
 
+		/* Put off (a ring's owner in the middle of a claim): a scan
+		 * reclaims it later. */
+		if (ret == -EAGAIN)
+			return 0;
 		if (ret < 0) {
 			snprintf(err, errsz, "pool '%s': slot %u: cannot "
 				"reclaim it", p->name, slot);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/rseq.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -662,7 +663,9 @@ busy_getter(const char *name, int cpu, int cleared)
 	char c;
 
 	own_pin(cpu);
-	if (fcntl(cleared, F_SETFL, O_NONBLOCK) != 0)
+	/* Not left spinning if the test is killed (its timeout). */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 ||
+	    fcntl(cleared, F_SETFL, O_NONBLOCK) != 0)
 		_exit(34);
 	pool = tu_attach(name, 0);
 	if (shmpool_get(pool, &obj) != 0)
