@@ -781,20 +781,30 @@ await_ready(struct pipes *p)
 	return slot;
 }
 
+/* What cached_worker() does, set before it is forked. */
+static struct {
+	const char *pool;
+	unsigned int cache, n, len;	/* cache size, n got and put back,
+					   then the cache's length */
+} cw;
+
+/* Worker: attach cw.pool with a cache of cw.cache, get and put back
+ * cw.n, check the cache holds cw.len, then wait to be killed. */
 static int
-full_cache_worker(void *arg)
+cached_worker(void *arg)
 {
 	struct pipes *p = arg;
 	struct shmpool *pool;
-	void *objs[48];
+	void *objs[64];
 
-	if (shmpool_attach("k", &(struct shmpool_attach_opts){
-			.flags = SHMPOOL_ATTACH_CACHE_SIZE, .cache_size = 32 },
-			&pool) != 0)
+	if (cw.n > 64 || shmpool_attach(cw.pool,
+			&(struct shmpool_attach_opts){
+			.flags = SHMPOOL_ATTACH_CACHE_SIZE,
+			.cache_size = cw.cache }, &pool) != 0)
 		return 10;
-	if (shmpool_get_bulk(pool, objs, 48) != 0 ||
-	    shmpool_put_bulk(pool, objs, 48) != 0 ||
-	    shmpool_cache_len_(shmpool_default_cache(pool)) != 48)
+	if (shmpool_get_bulk(pool, objs, cw.n) != 0 ||
+	    shmpool_put_bulk(pool, objs, cw.n) != 0 ||
+	    shmpool_cache_len_(shmpool_default_cache(pool)) != cw.len)
 		return 11;
 	/* Killed while waiting here. */
 	report_and_wait(p, pool);
@@ -840,7 +850,11 @@ START_TEST(test_kill_worker)
 
 	pipes_open(&pf);
 	pipes_open(&ps);
-	full = fork_worker(full_cache_worker, &pf);
+	cw.pool = "k";
+	cw.cache = 32;
+	cw.n = 48;
+	cw.len = 48;
+	full = fork_worker(cached_worker, &pf);
 	surv = fork_worker(survivor_worker, &ps);
 	close(pf.ready[1]);
 	close(pf.go[0]);
@@ -1447,27 +1461,6 @@ in_rings(const struct pool_handle *h)
 	return n;
 }
 
-/* Worker: a cache of 64 holding 80 objects of pool "q", then waits. */
-static int
-cached80_worker(void *arg)
-{
-	struct pipes *p = arg;
-	struct shmpool *pool;
-	void *objs[16];
-
-	if (shmpool_attach("q", &(struct shmpool_attach_opts){
-			.flags = SHMPOOL_ATTACH_CACHE_SIZE, .cache_size = 64 },
-			&pool) != 0)
-		return 10;
-	if (shmpool_get_bulk(pool, objs, 16) != 0 ||
-	    shmpool_put_bulk(pool, objs, 16) != 0 ||
-	    shmpool_cache_len_(shmpool_default_cache(pool)) != 80)
-		return 11;
-	/* Killed while waiting here. */
-	report_and_wait(p, pool);
-	return 12;
-}
-
 /*
  * A dead process's cache while both rings are owned by caches in the
  * middle of a claim (made by hand): shmpoold does not wait for them (they
@@ -1495,7 +1488,11 @@ START_TEST(test_reclaim_past_busy_owners)
 	ck_assert_prefix(ask(&d, "create name=q objects=256 object-size=64 "
 		"cache=0"), "shmpool/1 ok name=q ");
 	pipes_open(&pq);
-	a = fork_worker(cached80_worker, &pq);
+	cw.pool = "q";
+	cw.cache = 64;
+	cw.n = 16;
+	cw.len = 80;
+	a = fork_worker(cached_worker, &pq);
 	close(pq.ready[1]);
 	close(pq.go[0]);
 	slot = await_ready(&pq);
