@@ -234,9 +234,8 @@ rings_own_drop(struct pool_handle *h, uint32_t s)
  * gathers them from all, each giving what it has; if they have not n
  * between them, what it gathered goes back to a ring it came from and the
  * get fails, as on one ring (unless a ring was skipped:
- * rings_get_rest()).  The
- * record of the puts is rc's (a cache of the caller's: the counting
- * one).
+ * rings_get_rest()).  The record of the puts is rc's (a cache of the
+ * caller's: the counting one).
  *
  * Here, a put of n that ring i's first try did not make: ring i again
  * (its slow path), then the others.  A ring owned by another cache in
@@ -246,10 +245,9 @@ rings_own_drop(struct pool_handle *h, uint32_t s)
  * and, in the middle of a claim there, has most likely been descheduled
  * on this CPU, where it finishes the claim in its turn; going to another
  * CPU's ring instead would share that ring's lines with the thread on
- * that CPU.  When a ring was
- * skipped and none took the n, the caller yields the CPU and goes round
- * again: a ring skipped is not a ring full, and a put must not fail for
- * it.  n, or 0 when every ring was full (a double put); -1 when a ring
+ * that CPU.  When a ring was skipped and none took the n, the caller
+ * yields the CPU and goes round again: a ring skipped is not a ring full,
+ * and a put must not fail for it.  n, or 0 when every ring was full (a double put); -1 when a ring
  * was skipped and the caller may not wait (!wait: shmpoold, which puts a
  * dead process's cache back later rather than wait for a process that
  * may be stopped, or dead and not yet reclaimed itself).
@@ -349,10 +347,11 @@ rings_get_rest(struct pool_handle *h, void *dst, enum ring_kind k, char *base,
 			r = ring_get(&h->rings[q], (void *)ring_at(dst, got, k),
 				k, base, n - got, RING_BURST,
 				cache_ring_op(rc, q), &rc->slot);
-			if (r > 0 && got == 0)
-				from = q;
-			if (r > 0)
+			if (r > 0) {
+				if (got == 0)
+					from = q;
 				got += (unsigned int)r;
+			}
 			skipped |= r < 0;
 		}
 		if (got == n)

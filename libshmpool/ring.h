@@ -154,12 +154,11 @@ struct ring {
  *
  * Taking (cache_own_try()): 0 -> ACQ(s), the fence, no other record on
  * the ring, ACQ(s) -> OWNED(s); tried by a get whose claim by compare-
- * and-swap crossed a multiple of RING_OWN_EVERY positions, on the ring
- * of the CPU its thread runs on, whatever the thread's affinity: at
- * most one taking (and so one taking back) for each RING_OWN_EVERY
- * objects got from a ring by compare-and-swap bounds the fences that
- * threads sharing a CPU, or moving between CPUs, cost.
- * Taking back
+ * and-swap crossed a multiple of RING_OWN_EVERY positions, on that ring
+ * if it is still the one of the CPU its thread runs on, whatever the
+ * thread's affinity: at most one taking in RING_OWN_EVERY positions of a
+ * ring, and about as many takings back, bound the fences that threads
+ * sharing a CPU, or moving between CPUs, cost.  Taking back
  * (ring_own_settle(), by a claimer other than s, whose record stays
  * written throughout, so that no one takes the ring meanwhile): OWNED(s)
  * -> REVOKE(s), the fence, -> FENCED(s), then 0 once s's record is not
@@ -167,8 +166,8 @@ struct ring {
  * claimer that finds s in the middle of a claim tries a few times, then
  * skips the ring (ring_claim_slow()): s may be descheduled, stopped or
  * dead, and only shmpoold clears a dead process's record.  A get or put
- * whose own CPU's ring that was first yields the CPU once (to s, most
- * likely descheduled on this CPU) and tries again; then it tries the
+ * that skips the ring of its own CPU first yields the CPU once (to s,
+ * most likely descheduled on this CPU) and tries again; then it tries the
  * other rings, and, when they cannot serve it, goes round them all
  * again, yielding the CPU in between (rings_get_rest(), rings_put_rest()):
  * an owner that shares its CPU is often descheduled in the middle of a

@@ -460,6 +460,27 @@ d_start(struct daemon *d)
 	d_wait_ready(d);
 }
 
+/*
+ * Start daemon name whose pools have two rings (SHMPOOL_RINGS: a pool of
+ * one has no owner, libshmpool/ring.h) and create pool pool in it, of
+ * objects objects of 64 bytes, with no cache; this process's own pools
+ * keep one ring.
+ */
+static void
+d_start_two_rings(struct daemon *d, const char *name, const char *pool,
+		unsigned int objects)
+{
+	char want[64];
+
+	setenv("SHMPOOL_RINGS", "2", 1);
+	d_init(d, name);
+	d_start(d);
+	setenv("SHMPOOL_RINGS", "1", 1);
+	snprintf(want, sizeof(want), "shmpool/1 ok name=%s ", pool);
+	ck_assert_prefix(ask(d, "create name=%s objects=%u object-size=64 "
+		"cache=0", pool, objects), want);
+}
+
 /* SIGTERM: it exits 0 and takes its socket and lock file with it. */
 static void
 d_stop(struct daemon *d)
@@ -1321,13 +1342,7 @@ START_TEST(test_kill_ring_owner_in_put)
 	pid_t a;
 
 	ck_assert_int_ge(cpu, 0);
-	/* Two rings: a pool of one has no owner (libshmpool/ring.h). */
-	setenv("SHMPOOL_RINGS", "2", 1);
-	d_init(&d, "killowner");
-	d_start(&d);
-	setenv("SHMPOOL_RINGS", "1", 1);
-	ck_assert_prefix(ask(&d, "create name=o objects=1024 object-size=64 "
-		"cache=0"), "shmpool/1 ok name=o ");
+	d_start_two_rings(&d, "killowner", "o", 1024);
 	pipes_open(&pa);
 	a = fork_worker(owner_killed_worker, &pa);
 	close(pa.ready[1]);
@@ -1395,12 +1410,7 @@ START_TEST(test_kill_in_put_ring1)
 	pid_t a;
 	int status;
 
-	setenv("SHMPOOL_RINGS", "2", 1);
-	d_init(&d, "killring1");
-	d_start(&d);
-	setenv("SHMPOOL_RINGS", "1", 1);
-	ck_assert_prefix(ask(&d, "create name=p objects=1024 object-size=64 "
-		"cache=0"), "shmpool/1 ok name=p ");
+	d_start_two_rings(&d, "killring1", "p", 1024);
 	kp_ring = 1;
 	pipes_open(&pa);
 	a = fork_worker(put_killed_worker, &pa);
@@ -1481,12 +1491,7 @@ START_TEST(test_reclaim_past_busy_owners)
 	double t0;
 	pid_t a;
 
-	setenv("SHMPOOL_RINGS", "2", 1);
-	d_init(&d, "busyowners");
-	d_start(&d);
-	setenv("SHMPOOL_RINGS", "1", 1);
-	ck_assert_prefix(ask(&d, "create name=q objects=256 object-size=64 "
-		"cache=0"), "shmpool/1 ok name=q ");
+	d_start_two_rings(&d, "busyowners", "q", 256);
 	pipes_open(&pq);
 	cw.pool = "q";
 	cw.cache = 64;
