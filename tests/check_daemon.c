@@ -832,6 +832,19 @@ cached_worker(void *arg)
 	return 12;
 }
 
+/* Fork cached_worker() for pool, with a cache of cache, n got and put
+ * back, len then in the cache; its pid. */
+static pid_t
+cached_worker_start(struct pipes *p, const char *pool, unsigned int cache,
+		unsigned int n, unsigned int len)
+{
+	cw.pool = pool;
+	cw.cache = cache;
+	cw.n = n;
+	cw.len = len;
+	return fork_worker(cached_worker, p);
+}
+
 static int
 survivor_worker(void *arg)
 {
@@ -871,11 +884,7 @@ START_TEST(test_kill_worker)
 
 	pipes_open(&pf);
 	pipes_open(&ps);
-	cw.pool = "k";
-	cw.cache = 32;
-	cw.n = 48;
-	cw.len = 48;
-	full = fork_worker(cached_worker, &pf);
+	full = cached_worker_start(&pf, "k", 32, 48, 48);
 	surv = fork_worker(survivor_worker, &ps);
 	close(pf.ready[1]);
 	close(pf.go[0]);
@@ -1493,11 +1502,7 @@ START_TEST(test_reclaim_past_busy_owners)
 
 	d_start_two_rings(&d, "busyowners", "q", 256);
 	pipes_open(&pq);
-	cw.pool = "q";
-	cw.cache = 64;
-	cw.n = 16;
-	cw.len = 80;
-	a = fork_worker(cached_worker, &pq);
+	a = cached_worker_start(&pq, "q", 64, 16, 80);
 	close(pq.ready[1]);
 	close(pq.go[0]);
 	slot = await_ready(&pq);
