@@ -247,10 +247,12 @@ rings_own_drop(struct pool_handle *h, uint32_t s)
  * CPU's ring instead would share that ring's lines with the thread on
  * that CPU.  When a ring was skipped and none took the n, the caller
  * yields the CPU and goes round again: a ring skipped is not a ring full,
- * and a put must not fail for it.  n, or 0 when every ring was full (a double put); -1 when a ring
- * was skipped and the caller may not wait (!wait: shmpoold, which puts a
- * dead process's cache back later rather than wait for a process that
- * may be stopped, or dead and not yet reclaimed itself).
+ * and a put must not fail for it.  n, or 0 when every ring was full (a
+ * double put); -1 when a ring was skipped and the caller does its own
+ * waiting (!wait: cache_flush(), which gives its cache the objects back
+ * first, and through it shmpoold, which puts a dead process's cache back
+ * later rather than wait for a process that may be stopped, or dead and
+ * not yet reclaimed itself).
  */
 static int __attribute__((noinline))
 rings_put_rest(struct pool_handle *h, const void *src, enum ring_kind k,
@@ -480,10 +482,15 @@ cache_fold(struct shmpool_cache *cache)
  * holes), never in two places.  Only when the first claim, on the ring of
  * this CPU, does not make it (another producer first, no room, or the
  * ring owned by another cache) does the length drop before the claims,
- * and a process killed in between loses the objects.  -ENOSPC when no
- * ring has room (only a double put fills them), -EAGAIN when a ring was
- * passed by (its owner in the middle of a claim) and the caller may not
- * wait (rings_put_rest()): the cache keeps them all.
+ * for one pass over the rings, and a process killed in between loses the
+ * objects.  A pass that passed a ring by (its owner in the middle of a
+ * claim there) and found no other ring to take them gives the cache its
+ * length back before it waits (yields the CPU) and tries again from the
+ * first claim, so that a flush waiting for an owner holds the objects in
+ * its cache, where shmpoold finds them if the process is killed; a caller
+ * that may not wait (!wait: shmpoold) gets -EAGAIN instead, the cache
+ * keeping them all.  -ENOSPC when no ring has room (only a double put
+ * fills them).
  */
 int
 cache_flush(struct pool_handle *h, struct shmpool_cache *cache, int wait)
@@ -496,26 +503,31 @@ cache_flush(struct pool_handle *h, struct shmpool_cache *cache, int wait)
 
 	if (len == 0)
 		return 0;
-	i = ring_here(h);
-	v = ring_view_at(h, i);
-	rec = cache_ring_op(cache, i);
-	cache_change_prepare(cache, 0, -(uint64_t)len, 1);
-	claimed = ring_put_claim(v.r, v.size, len, rec, &cache->slot,
-		&pos);
-	cache_change_commit(cache);
-	if (caa_likely(claimed)) {
-		ring_write(&v, pos, len, cache->objs, RING_OFFS, NULL);
-		ring_put_done(rec);
-		return 0;
-	}
-	cmm_smp_wmb();
-	ret = rings_put_rest(h, cache->objs, RING_OFFS, NULL, len, i, cache,
-		wait);
-	if (ret <= 0) {
+	for (;;) {
+		i = ring_here(h);
+		v = ring_view_at(h, i);
+		rec = cache_ring_op(cache, i);
+		cache_change_prepare(cache, 0, -(uint64_t)len, 1);
+		claimed = ring_put_claim(v.r, v.size, len, rec, &cache->slot,
+			&pos);
+		cache_change_commit(cache);
+		if (caa_likely(claimed)) {
+			ring_write(&v, pos, len, cache->objs, RING_OFFS, NULL);
+			ring_put_done(rec);
+			return 0;
+		}
+		cmm_smp_wmb();
+		ret = rings_put_rest(h, cache->objs, RING_OFFS, NULL, len, i,
+			cache, 0);
+		if (ret > 0)
+			return 0;
 		cache_change(cache, len, len, 0);
-		return ret < 0 ? -EAGAIN : -ENOSPC;
+		if (ret == 0)
+			return -ENOSPC;
+		if (!wait)
+			return -EAGAIN;
+		sched_yield();
 	}
-	return 0;
 }
 
 /*

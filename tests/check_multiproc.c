@@ -800,6 +800,132 @@ START_TEST(test_ring_owner_busy)
 }
 END_TEST
 
+/*
+ * Child of test_flush_waits_with_objects(): pinned to cpu, a cache of 64
+ * filled by one get and put; its slot and length to ready; at a byte on
+ * go, the flush, which must wait for the rings' owners and end with the
+ * cache empty.
+ */
+static void
+busy_flusher(const char *name, int cpu, int ready, int go)
+{
+	struct shmpool_cache *cache;
+	struct shmpool *pool;
+	uint32_t said[2];
+	void *obj;
+	char c;
+
+	own_pin(cpu);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+		_exit(44);
+	pool = tu_attach(name, 64);
+	cache = shmpool_default_cache(pool);
+	if (shmpool_get(pool, &obj) != 0 || shmpool_put(pool, obj) != 0)
+		_exit(40);
+	said[0] = cache->slot;
+	said[1] = SHMPOOL_W_LEN_(cache->w);
+	if (write(ready, said, sizeof(said)) != sizeof(said) ||
+	    read(go, &c, 1) != 1)
+		_exit(41);
+	if (shmpool_cache_flush(cache) != 0)
+		_exit(42);
+	if (SHMPOOL_W_LEN_(cache->w) != 0)
+		_exit(43);
+	_exit(shmpool_detach(pool) == 0 ? 0 : 45);
+}
+
+/*
+ * A flush that every ring's owner, in the middle of a claim there, makes
+ * wait: while it waits its cache holds its objects (the length is seen
+ * back at its value between the flush's passes over the rings), where
+ * shmpoold would find them were the process killed; once the claims are
+ * done it empties the cache and every object is in the rings, once.
+ */
+START_TEST(test_flush_waits_with_objects)
+{
+	struct shmpool *pool, *other[2];
+	struct shmpool_cache *oc, *fc;
+	int ready[2], go[2];
+	uint32_t said[2];
+	unsigned int r, polls = 0, fenced;
+	double deadline;
+	int seen = 0;
+	pid_t pid;
+
+	if (!own_rings_by_cpu()) {
+		printf("test_flush_waits_with_objects: skipped: no rseq, "
+			"every thread uses ring 0\n");
+		return;
+	}
+	ck_assert_int_eq(setenv("SHMPOOL_RINGS", "2", 1), 0);
+	tu_create("ownflush", OWN_POOL, 64, 0, 8);
+	ck_assert_int_eq(unsetenv("SHMPOOL_RINGS"), 0);
+	pool = tu_attach("ownflush", 0);
+	ck_assert_uint_eq(pool_handle(pool)->nb_rings, 2);
+	ck_assert_int_eq(pipe(ready), 0);
+	ck_assert_int_eq(pipe(go), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(ready[0]);
+		close(go[1]);
+		busy_flusher("ownflush", own_cpu(0), ready[1], go[0]);
+	}
+	close(ready[1]);
+	close(go[0]);
+	ck_assert_int_eq(read(ready[0], said, sizeof(said)), sizeof(said));
+	close(ready[0]);
+	/* A refill to 64 + 1, the one got put back: 65. */
+	ck_assert_uint_eq(said[1], 65);
+	fc = &pool_handle(pool)->slots[said[0]].cache;
+
+	/* Each ring owned by a cache of its own, whose record says it is
+	 * in the middle of a claim there. */
+	for (r = 0; r < 2; r++) {
+		other[r] = tu_attach("ownflush", 0);
+		oc = shmpool_default_cache(other[r]);
+		uatomic_set(&oc->ring_op_ring, r);
+		uatomic_set(&oc->ring_op, RING_OP_GET);
+		uatomic_set(&pool_handle(pool)->ring_r[r]->owner,
+			RING_OWN(oc->slot, RING_OWN_OWNED));
+	}
+	ck_assert_int_eq(write(go[1], "g", 1), 1);
+	close(go[1]);
+
+	/* The flush has been to both rings once they are FENCED; from then
+	 * on, a length other than 0 is the cache's own given back. */
+	deadline = tu_now() + 30;
+	for (;;) {
+		fenced = 0;
+		for (r = 0; r < 2; r++)
+			fenced += uatomic_read(
+				&pool_handle(pool)->ring_r[r]->owner) ==
+				RING_OWN(shmpool_default_cache(other[r])->slot,
+					RING_OWN_FENCED);
+		if (fenced == 2 && SHMPOOL_W_LEN_(uatomic_read(&fc->w)) ==
+				said[1]) {
+			seen = 1;
+			break;
+		}
+		polls++;
+		if (tu_now() >= deadline)
+			break;
+	}
+	printf("test_flush_waits_with_objects: the cache's length %s back at "
+		"%u after %u looks\n", seen ? "seen" : "never seen", said[1],
+		polls);
+	for (r = 0; r < 2; r++)
+		uatomic_set(&shmpool_default_cache(other[r])->ring_op, 0);
+	tu_wait_children(&pid, 1, 60);
+	ck_assert_int_eq(seen, 1);
+	for (r = 0; r < 2; r++)
+		ck_assert_int_eq(shmpool_detach(other[r]), 0);
+	ck_assert_uint_eq(shmpool_avail_count(pool), OWN_POOL);
+	own_get_all(pool);
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+}
+END_TEST
+
 static Suite *
 multiproc_suite(void)
 {
@@ -815,6 +941,7 @@ multiproc_suite(void)
 	tcase_add_test(tc, test_ring_owned_unpinned);
 	tcase_add_test(tc, test_ring_owner_killed);
 	tcase_add_test(tc, test_ring_owner_busy);
+	tcase_add_test(tc, test_flush_waits_with_objects);
 	tcase_add_test(tc, test_ring_owners_hammer);
 	suite_add_tcase(s, tc);
 	return s;
