@@ -384,9 +384,14 @@ own_get_all(struct shmpool *pool)
 	ck_assert_int_eq(shmpool_put_bulk(pool, objs, OWN_POOL), 0);
 }
 
-/* Start own_child() on cpu; returns its pid, its slot in *slot. */
+/*
+ * Fork child(name, cpu, ready, go) with two pipes, go[] the parent's to
+ * keep (a byte on go[1] lets the child go on), and read the len bytes the
+ * child first writes on ready to said; returns its pid.
+ */
 static pid_t
-own_start(const char *name, int cpu, int go[2], uint32_t *slot)
+own_fork(void (*child)(const char *, int, int, int), const char *name,
+		int cpu, int go[2], void *said, size_t len)
 {
 	int ready[2];
 	pid_t pid;
@@ -398,14 +403,39 @@ own_start(const char *name, int cpu, int go[2], uint32_t *slot)
 	if (pid == 0) {
 		close(ready[0]);
 		close(go[1]);
-		own_child(name, cpu, ready[1], go[0]);
+		child(name, cpu, ready[1], go[0]);
 	}
 	close(ready[1]);
 	close(go[0]);
-	ck_assert_int_eq(read(ready[0], slot, sizeof(*slot)),
-		(int)sizeof(*slot));
+	ck_assert_int_eq(read(ready[0], said, len), (ssize_t)len);
 	close(ready[0]);
 	return pid;
+}
+
+/* Start own_child() on cpu; returns its pid, its slot in *slot. */
+static pid_t
+own_start(const char *name, int cpu, int go[2], uint32_t *slot)
+{
+	return own_fork(own_child, name, cpu, go, slot, sizeof(*slot));
+}
+
+/*
+ * Pool name, of OWN_POOL objects on two rings, for test: 1; or 0, said,
+ * when threads have no CPU number to choose a ring by (the test is
+ * skipped).
+ */
+static int
+own_create_two_rings(const char *test, const char *name)
+{
+	if (!own_rings_by_cpu()) {
+		printf("%s: skipped: no rseq, every thread uses ring 0\n",
+			test);
+		return 0;
+	}
+	ck_assert_int_eq(setenv("SHMPOOL_RINGS", "2", 1), 0);
+	tu_create(name, OWN_POOL, 64, 0, 8);
+	ck_assert_int_eq(unsetenv("SHMPOOL_RINGS"), 0);
+	return 1;
 }
 
 /*
@@ -501,18 +531,12 @@ START_TEST(test_ring_owned_unpinned)
 	unsigned int i;
 	pid_t pid;
 
-	if (!own_rings_by_cpu()) {
-		printf("test_ring_owned_unpinned: skipped: no rseq, every "
-			"thread uses ring 0\n");
+	if (!own_create_two_rings("test_ring_owned_unpinned", "ownfree"))
 		return;
-	}
 	ck_assert_int_eq(sched_getaffinity(0, sizeof(set), &set), 0);
 	if (CPU_COUNT(&set) < 2)
 		printf("test_ring_owned_unpinned: this process may run on "
 			"one CPU only: its child is pinned\n");
-	ck_assert_int_eq(setenv("SHMPOOL_RINGS", "2", 1), 0);
-	tu_create("ownfree", OWN_POOL, 64, 0, 8);
-	ck_assert_int_eq(unsetenv("SHMPOOL_RINGS"), 0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0)
@@ -699,14 +723,8 @@ START_TEST(test_ring_owner_busy)
 	ssize_t wrote;
 	pid_t pid;
 
-	if (!own_rings_by_cpu()) {
-		printf("test_ring_owner_busy: skipped: no rseq, every thread "
-			"uses ring 0\n");
+	if (!own_create_two_rings("test_ring_owner_busy", "ownbusy"))
 		return;
-	}
-	ck_assert_int_eq(setenv("SHMPOOL_RINGS", "2", 1), 0);
-	tu_create("ownbusy", OWN_POOL, 64, 0, 8);
-	ck_assert_int_eq(unsetenv("SHMPOOL_RINGS"), 0);
 	ck_assert_int_eq(sched_getaffinity(0, sizeof(saved), &saved), 0);
 	own_pin(cpu);
 	pool = tu_attach("ownbusy", 0);
@@ -845,36 +863,20 @@ START_TEST(test_flush_waits_with_objects)
 {
 	struct shmpool *pool, *other[2];
 	struct shmpool_cache *oc, *fc;
-	int ready[2], go[2];
+	int go[2];
 	uint32_t said[2];
 	unsigned int r, polls = 0, fenced;
 	double deadline;
 	int seen = 0;
 	pid_t pid;
 
-	if (!own_rings_by_cpu()) {
-		printf("test_flush_waits_with_objects: skipped: no rseq, "
-			"every thread uses ring 0\n");
+	if (!own_create_two_rings("test_flush_waits_with_objects",
+			"ownflush"))
 		return;
-	}
-	ck_assert_int_eq(setenv("SHMPOOL_RINGS", "2", 1), 0);
-	tu_create("ownflush", OWN_POOL, 64, 0, 8);
-	ck_assert_int_eq(unsetenv("SHMPOOL_RINGS"), 0);
 	pool = tu_attach("ownflush", 0);
 	ck_assert_uint_eq(pool_handle(pool)->nb_rings, 2);
-	ck_assert_int_eq(pipe(ready), 0);
-	ck_assert_int_eq(pipe(go), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		close(ready[0]);
-		close(go[1]);
-		busy_flusher("ownflush", own_cpu(0), ready[1], go[0]);
-	}
-	close(ready[1]);
-	close(go[0]);
-	ck_assert_int_eq(read(ready[0], said, sizeof(said)), sizeof(said));
-	close(ready[0]);
+	pid = own_fork(busy_flusher, "ownflush", own_cpu(0), go, said,
+		sizeof(said));
 	/* A refill to 64 + 1, the one got put back: 65. */
 	ck_assert_uint_eq(said[1], 65);
 	fc = &pool_handle(pool)->slots[said[0]].cache;
