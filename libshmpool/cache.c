@@ -247,17 +247,27 @@ rings_own_drop(struct pool_handle *h, uint32_t s)
  * CPU's ring instead would share that ring's lines with the thread on
  * that CPU.  When a ring was skipped and none took the n, the caller
  * yields the CPU and goes round again: a ring skipped is not a ring full,
- * and a put must not fail for it.  n, or 0 when every ring was full (a
- * double put); -1 when a ring was skipped and the caller does its own
- * waiting (!wait: cache_flush(), which gives its cache the objects back
- * first, and through it shmpoold, which puts a dead process's cache back
- * later rather than wait for a process that may be stopped, or dead and
- * not yet reclaimed itself).
+ * and a put must not fail for it.  That is how (PUT_WAIT).  A caller
+ * that does its own waiting, and yields nothing here, makes one pass:
+ * PUT_PASS, ring i then the others; PUT_PASS_OWN, the same but that it
+ * stops at once when ring i is skipped, where PUT_WAIT would yield and
+ * try it again (cache_flush(), which gives its cache the objects back
+ * before it yields and comes again with PUT_PASS; shmpoold, through it,
+ * makes one PUT_PASS and puts a dead process's cache back later rather
+ * than wait for a process that may be stopped, or dead and not yet
+ * reclaimed itself).  n, or 0 when every ring was full (a double put);
+ * -1 when a ring was skipped and the pass is over.
  */
+enum put_how {
+	PUT_WAIT,
+	PUT_PASS,
+	PUT_PASS_OWN,
+};
+
 static int __attribute__((noinline))
 rings_put_rest(struct pool_handle *h, const void *src, enum ring_kind k,
 		const char *base, unsigned int n, unsigned int i,
-		struct shmpool_cache *rc, int wait)
+		struct shmpool_cache *rc, enum put_how how)
 {
 	unsigned int j, r;
 	int ret, skipped, yielded = 0;
@@ -267,7 +277,9 @@ rings_put_rest(struct pool_handle *h, const void *src, enum ring_kind k,
 			cache_ring_op(rc, i), cache_token(rc));
 		if (ret > 0)
 			return (int)n;
-		if (ret < 0 && !yielded) {
+		if (ret < 0 && how == PUT_PASS_OWN)
+			return -1;
+		if (ret < 0 && how == PUT_WAIT && !yielded) {
 			yielded = 1;
 			sched_yield();
 			continue;
@@ -283,7 +295,7 @@ rings_put_rest(struct pool_handle *h, const void *src, enum ring_kind k,
 		}
 		if (!skipped)
 			return 0;
-		if (!wait)
+		if (how != PUT_WAIT)
 			return -1;
 		sched_yield();
 	}
@@ -301,7 +313,7 @@ rings_put(struct pool_handle *h, const void *src, enum ring_kind k,
 	if (caa_likely(ring_put_try(&v, src, k, base, n,
 			cache_ring_op(rc, i), &rc->slot)))
 		return (int)n;
-	return rings_put_rest(h, src, k, base, n, i, rc, 1);
+	return rings_put_rest(h, src, k, base, n, i, rc, PUT_WAIT);
 }
 
 /* A get of n that ring i's first try did not make: ring i again (its slow
@@ -483,14 +495,17 @@ cache_fold(struct shmpool_cache *cache)
  * this CPU, does not make it (another producer first, no room, or the
  * ring owned by another cache) does the length drop before the claims,
  * for one pass over the rings, and a process killed in between loses the
- * objects.  A pass that passed a ring by (its owner in the middle of a
- * claim there) and found no other ring to take them gives the cache its
- * length back before it waits (yields the CPU) and tries again from the
- * first claim, so that a flush waiting for an owner holds the objects in
- * its cache, where shmpoold finds them if the process is killed; a caller
- * that may not wait (!wait: shmpoold) gets -EAGAIN instead, the cache
- * keeping them all.  -ENOSPC when no ring has room (only a double put
- * fills them).
+ * objects; no pass yields the CPU.  A pass that passed a ring by (its
+ * owner in the middle of a claim there) and put nothing gives the cache
+ * its length back before it waits (yields the CPU) and tries again from
+ * the first claim, so that a flush waiting for an owner holds the
+ * objects in its cache, where shmpoold finds them if the process is
+ * killed.  The first pass stops at the ring of this CPU when it passes
+ * it by, and the yield comes before the other rings are tried, as a
+ * put's (rings_put_rest(), PUT_PASS_OWN); a caller that may not wait
+ * (!wait: shmpoold) makes one pass over all the rings and gets -EAGAIN
+ * instead, the cache keeping them all.  -ENOSPC when no ring has room
+ * (only a double put fills them).
  */
 int
 cache_flush(struct pool_handle *h, struct shmpool_cache *cache, int wait)
@@ -498,11 +513,13 @@ cache_flush(struct pool_handle *h, struct shmpool_cache *cache, int wait)
 	uint32_t len = shmpool_cache_len_(cache);
 	struct ring_view v;
 	unsigned int i;
+	enum put_how how;
 	uint64_t *rec, pos;
 	int claimed, ret;
 
 	if (len == 0)
 		return 0;
+	how = wait ? PUT_PASS_OWN : PUT_PASS;
 	for (;;) {
 		i = ring_here(h);
 		v = ring_view_at(h, i);
@@ -518,7 +535,7 @@ cache_flush(struct pool_handle *h, struct shmpool_cache *cache, int wait)
 		}
 		cmm_smp_wmb();
 		ret = rings_put_rest(h, cache->objs, RING_OFFS, NULL, len, i,
-			cache, 0);
+			cache, how);
 		if (ret > 0)
 			return 0;
 		cache_change(cache, len, len, 0);
@@ -526,6 +543,7 @@ cache_flush(struct pool_handle *h, struct shmpool_cache *cache, int wait)
 			return -ENOSPC;
 		if (!wait)
 			return -EAGAIN;
+		how = PUT_PASS;
 		sched_yield();
 	}
 }
@@ -748,7 +766,7 @@ put_direct_rest(struct pool_handle *h, void * const *objs, unsigned int n,
 		struct shmpool_cache *st, unsigned int i)
 {
 	if (rings_put_rest(h, objs, RING_PTRS, h->pub.objbase, n, i, st,
-			1) <= 0)
+			PUT_WAIT) <= 0)
 		return -ENOSPC;
 	count_direct(&st->put_direct_bulk, &st->put_direct_objs, n);
 	return 0;

@@ -169,10 +169,11 @@ struct ring {
  * that skips the ring of its own CPU first yields the CPU once (to s,
  * most likely descheduled on this CPU) and tries again; then it tries the
  * other rings, and, when they cannot serve it, goes round them all
- * again, yielding the CPU in between (rings_get_rest(), rings_put_rest()):
- * an owner that shares its CPU is often descheduled in the middle of a
- * claim.  Only a caller with another way does not go round (a refill's
- * first try, shmpoold's reclaim).
+ * again, yielding the CPU in between (rings_get_rest(), rings_put_rest();
+ * for a flush, cache_flush(), which yields only with the objects back in
+ * its cache): an owner that shares its CPU is often descheduled in the
+ * middle of a claim.  Only a caller with another way does not go round
+ * (a refill's first try, shmpoold's reclaim, which yields nothing).
  * Only a cache whose thread uses rseq's CPU number, of a pool of more
  * than one ring, takes one.  A slot given back (slot_retire()) gives up
  * its rings before it is free again.  What a kill

@@ -404,6 +404,7 @@ own_fork(void (*child)(const char *, int, int, int), const char *name,
 		close(ready[0]);
 		close(go[1]);
 		child(name, cpu, ready[1], go[0]);
+		_exit(127);
 	}
 	close(ready[1]);
 	close(go[0]);
@@ -853,50 +854,55 @@ busy_flusher(const char *name, int cpu, int ready, int go)
 }
 
 /*
- * A flush that every ring's owner, in the middle of a claim there, makes
- * wait: while it waits its cache holds its objects (the length is seen
- * back at its value between the flush's passes over the rings), where
- * shmpoold would find them were the process killed; once the claims are
- * done it empties the cache and every object is in the rings, once.
+ * Pool name (two rings, own_create_two_rings()) attached at *pool, and a
+ * busy_flusher() child on the first CPU, whose flush is let go once each
+ * ring is owned by a cache of other[], attached here, whose record says
+ * it is in the middle of a claim there.  said: the child's slot and its
+ * cache's length (65).  The child's pid.
  */
-START_TEST(test_flush_waits_with_objects)
+static pid_t
+flush_busy_start(const char *name, struct shmpool **pool,
+		struct shmpool *other[2], uint32_t said[2])
 {
-	struct shmpool *pool, *other[2];
-	struct shmpool_cache *oc, *fc;
+	struct shmpool_cache *oc;
+	unsigned int r;
 	int go[2];
-	uint32_t said[2];
-	unsigned int r, polls = 0, fenced;
-	double deadline;
-	int seen = 0;
 	pid_t pid;
 
-	if (!own_create_two_rings("test_flush_waits_with_objects",
-			"ownflush"))
-		return;
-	pool = tu_attach("ownflush", 0);
-	ck_assert_uint_eq(pool_handle(pool)->nb_rings, 2);
-	pid = own_fork(busy_flusher, "ownflush", own_cpu(0), go, said,
-		sizeof(said));
+	*pool = tu_attach(name, 0);
+	ck_assert_uint_eq(pool_handle(*pool)->nb_rings, 2);
+	pid = own_fork(busy_flusher, name, own_cpu(0), go, said,
+		2 * sizeof(said[0]));
 	/* A refill to 64 + 1, the one got put back: 65. */
 	ck_assert_uint_eq(said[1], 65);
-	fc = &pool_handle(pool)->slots[said[0]].cache;
-
-	/* Each ring owned by a cache of its own, whose record says it is
-	 * in the middle of a claim there. */
 	for (r = 0; r < 2; r++) {
-		other[r] = tu_attach("ownflush", 0);
+		other[r] = tu_attach(name, 0);
 		oc = shmpool_default_cache(other[r]);
 		uatomic_set(&oc->ring_op_ring, r);
 		uatomic_set(&oc->ring_op, RING_OP_GET);
-		uatomic_set(&pool_handle(pool)->ring_r[r]->owner,
+		uatomic_set(&pool_handle(*pool)->ring_r[r]->owner,
 			RING_OWN(oc->slot, RING_OWN_OWNED));
 	}
 	ck_assert_int_eq(write(go[1], "g", 1), 1);
 	close(go[1]);
+	return pid;
+}
 
-	/* The flush has been to both rings once they are FENCED; from then
-	 * on, a length other than 0 is the cache's own given back. */
-	deadline = tu_now() + 30;
+/*
+ * Whether, within 30 s, the flush of flush_busy_start() is seen waiting
+ * with its objects in its cache: both rings' owner words FENCED (it has
+ * been to both) and the length back at said[1] (before a pass it was 0).
+ * Says how many looks it took, for test.
+ */
+static int
+flush_len_back(const char *test, struct shmpool *pool,
+		struct shmpool *other[2], const uint32_t said[2])
+{
+	struct shmpool_cache *fc = &pool_handle(pool)->slots[said[0]].cache;
+	unsigned int r, polls = 0, fenced;
+	double deadline = tu_now() + 30;
+	int seen = 0;
+
 	for (;;) {
 		fenced = 0;
 		for (r = 0; r < 2; r++)
@@ -913,17 +919,96 @@ START_TEST(test_flush_waits_with_objects)
 		if (tu_now() >= deadline)
 			break;
 	}
-	printf("test_flush_waits_with_objects: the cache's length %s back at "
-		"%u after %u looks\n", seen ? "seen" : "never seen", said[1],
-		polls);
+	printf("%s: the cache's length %s back at %u after %u looks\n",
+		test, seen ? "seen" : "never seen", said[1], polls);
+	return seen;
+}
+
+/* The records of flush_busy_start()'s owners cleared: their claims are
+ * done. */
+static void
+flush_busy_end(struct shmpool *other[2])
+{
+	unsigned int r;
+
 	for (r = 0; r < 2; r++)
 		uatomic_set(&shmpool_default_cache(other[r])->ring_op, 0);
+}
+
+/*
+ * A flush that every ring's owner, in the middle of a claim there, makes
+ * wait: while it waits its cache holds its objects (the length is seen
+ * back at its value between the flush's passes over the rings); once the
+ * claims are done it empties the cache and every object is in the rings,
+ * once.
+ */
+START_TEST(test_flush_waits_with_objects)
+{
+	struct shmpool *pool, *other[2];
+	uint32_t said[2];
+	unsigned int r;
+	int seen;
+	pid_t pid;
+
+	if (!own_create_two_rings("test_flush_waits_with_objects",
+			"ownflush"))
+		return;
+	pid = flush_busy_start("ownflush", &pool, other, said);
+	seen = flush_len_back("test_flush_waits_with_objects", pool, other,
+		said);
+	flush_busy_end(other);
 	tu_wait_children(&pid, 1, 60);
 	ck_assert_int_eq(seen, 1);
 	for (r = 0; r < 2; r++)
 		ck_assert_int_eq(shmpool_detach(other[r]), 0);
 	ck_assert_uint_eq(shmpool_avail_count(pool), OWN_POOL);
 	own_get_all(pool);
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+}
+END_TEST
+
+/*
+ * The same flush, seen by this process from the same CPU, where it runs
+ * only while the flush is off the CPU: at each of 200 yields of the CPU
+ * to it the flush has given the CPU back with its objects in its cache;
+ * then killed, it leaves them all there, where shmpoold would find them.
+ */
+START_TEST(test_flush_killed_while_waiting)
+{
+	struct shmpool *pool, *other[2];
+	struct shmpool_cache *fc;
+	uint32_t said[2];
+	cpu_set_t saved;
+	unsigned int r, k, off = 0;
+	int seen, status;
+	pid_t pid;
+
+	if (!own_create_two_rings("test_flush_killed_while_waiting",
+			"ownflushkill"))
+		return;
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(saved), &saved), 0);
+	own_pin(own_cpu(0));
+	pid = flush_busy_start("ownflushkill", &pool, other, said);
+	seen = flush_len_back("test_flush_killed_while_waiting", pool, other,
+		said);
+	fc = &pool_handle(pool)->slots[said[0]].cache;
+	for (k = 0; seen && k < 200; k++) {
+		sched_yield();
+		off += SHMPOOL_W_LEN_(uatomic_read(&fc->w)) != said[1];
+	}
+	printf("test_flush_killed_while_waiting: %u of %u yields came back "
+		"with the cache's length not %u\n", off, k, said[1]);
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(saved), &saved), 0);
+	ck_assert_int_eq(seen, 1);
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	ck_assert_uint_eq(off, 0);
+	ck_assert_uint_eq(SHMPOOL_W_LEN_(uatomic_read(&fc->w)), said[1]);
+	ck_assert_uint_eq(shmpool_avail_count(pool), OWN_POOL);
+	flush_busy_end(other);
+	for (r = 0; r < 2; r++)
+		ck_assert_int_eq(shmpool_detach(other[r]), 0);
 	ck_assert_int_eq(shmpool_detach(pool), 0);
 }
 END_TEST
@@ -944,6 +1029,7 @@ multiproc_suite(void)
 	tcase_add_test(tc, test_ring_owner_killed);
 	tcase_add_test(tc, test_ring_owner_busy);
 	tcase_add_test(tc, test_flush_waits_with_objects);
+	tcase_add_test(tc, test_flush_killed_while_waiting);
 	tcase_add_test(tc, test_ring_owners_hammer);
 	suite_add_tcase(s, tc);
 	return s;
