@@ -485,6 +485,31 @@ cache_fold(struct shmpool_cache *cache)
 }
 
 /*
+ * Whether a put through cache may find a ring of h that it would not pass
+ * by: one that no other cache owns, or whose owner is at no claim there
+ * (a claim would take it back, ring_own_settle()).  A look, no more: the
+ * answer may be out of date by the time the caller claims.
+ */
+static int
+rings_open(const struct pool_handle *h, const struct shmpool_cache *cache)
+{
+	unsigned int i;
+	uint32_t o, s;
+
+	for (i = 0; i < h->nb_rings; i++) {
+		o = uatomic_read(&h->ring_r[i]->owner);
+		s = RING_OWN_SLOT(o);
+		if (o == 0 || o == cache_token(cache) || s >= h->nb_slots ||
+		    RING_OWN_STATE(o) == RING_OWN_ACQ)
+			return 1;
+		cmm_smp_rmb();
+		if (!slot_busy_on(&h->slots[s], i))
+			return 1;
+	}
+	return 0;
+}
+
+/*
  * Empty cache into the ring; not counted as a call (see slot_retire()).
  * The length drops to 0, the hits' counts folded with it (see struct
  * shmpool_cache), once the objects' positions on the ring are claimed and
@@ -495,17 +520,21 @@ cache_fold(struct shmpool_cache *cache)
  * this CPU, does not make it (another producer first, no room, or the
  * ring owned by another cache) does the length drop before the claims,
  * for one pass over the rings, and a process killed in between loses the
- * objects; no pass yields the CPU.  A pass that passed a ring by (its
- * owner in the middle of a claim there) and put nothing gives the cache
- * its length back before it waits (yields the CPU) and tries again from
- * the first claim, so that a flush waiting for an owner holds the
- * objects in its cache, where shmpoold finds them if the process is
- * killed.  The first pass stops at the ring of this CPU when it passes
- * it by, and the yield comes before the other rings are tried, as a
- * put's (rings_put_rest(), PUT_PASS_OWN); a caller that may not wait
- * (!wait: shmpoold) makes one pass over all the rings and gets -EAGAIN
- * instead, the cache keeping them all.  -ENOSPC when no ring has room
- * (only a double put fills them).
+ * objects; no pass yields the CPU (a ring taken back makes a
+ * membarrier(2) call, which may keep it a moment).  A pass that passed a
+ * ring by (its owner in the middle of a claim there) and put nothing
+ * gives the cache its length back before it waits, and then waits with
+ * the objects in its cache: it yields the CPU, and goes on yielding
+ * while every ring is owned by a cache at a claim there (rings_open()),
+ * before it tries again from the first claim; so that a flush waiting
+ * for an owner holds the objects in its cache, where shmpoold finds them
+ * if the process is killed, but in its passes.  The first pass stops at
+ * the ring of this CPU when it passes it by, and the yield comes before
+ * the other rings are tried, as a put's (rings_put_rest(),
+ * PUT_PASS_OWN); a caller that may not wait (!wait: shmpoold) makes one
+ * pass over all the rings and gets -EAGAIN instead, the cache keeping
+ * them all.  -ENOSPC when no ring has room (only a double put fills
+ * them).
  */
 int
 cache_flush(struct pool_handle *h, struct shmpool_cache *cache, int wait)
@@ -544,7 +573,9 @@ cache_flush(struct pool_handle *h, struct shmpool_cache *cache, int wait)
 		if (!wait)
 			return -EAGAIN;
 		how = PUT_PASS;
-		sched_yield();
+		do
+			sched_yield();
+		while (!rings_open(h, cache));
 	}
 }
 

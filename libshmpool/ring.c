@@ -167,8 +167,9 @@ ring_pause(const struct ring_view *v, unsigned int *spins)
  * in the middle of a claim there for RING_SPINS_BEFORE_YIELD tries
  * (*waits counts them): the caller goes to another ring rather than spin
  * for a process that may be descheduled, stopped or dead, and waits for
- * it, yielding the CPU, only when no other ring serves it
- * (rings_get_rest(), rings_put_rest(), cache_flush()).
+ * it, yielding the CPU, only when no other ring serves it, but that it
+ * first yields once when the ring is its own CPU's (rings_get_rest(),
+ * rings_put_rest(), cache_flush()).
  */
 static int
 ring_claim_slow(const struct ring_view *v, uint64_t *head, uint64_t *pos,

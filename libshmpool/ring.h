@@ -171,9 +171,11 @@ struct ring {
  * other rings, and, when they cannot serve it, goes round them all
  * again, yielding the CPU in between (rings_get_rest(), rings_put_rest();
  * for a flush, cache_flush(), which yields only with the objects back in
- * its cache): an owner that shares its CPU is often descheduled in the
- * middle of a claim.  Only a caller with another way does not go round
- * (a refill's first try, shmpoold's reclaim, which yields nothing).
+ * its cache, and makes a pass again only once a ring looks free): an
+ * owner that shares its CPU is often descheduled in the middle of a
+ * claim.  Only a caller with another way does not go round: a refill's
+ * first try, which yields once for its own CPU's ring, and shmpoold's
+ * reclaim, which yields nothing.
  * Only a cache whose thread uses rseq's CPU number, of a pool of more
  * than one ring, takes one.  A slot given back (slot_retire()) gives up
  * its rings before it is free again.  What a kill

@@ -889,38 +889,37 @@ flush_busy_start(const char *name, struct shmpool **pool,
 }
 
 /*
- * Whether, within 30 s, the flush of flush_busy_start() is seen waiting
- * with its objects in its cache: both rings' owner words FENCED (it has
- * been to both) and the length back at said[1] (before a pass it was 0).
- * Says how many looks it took, for test.
+ * The flush of flush_busy_start() seen waiting with its objects in its
+ * cache: within 30 s, the owner word of the ring of its CPU FENCED (its
+ * first pass has been there) and its length back at said[1] (0 in a
+ * pass); 1, or 0 if not seen.  Then, the rings still busy, it makes no
+ * pass (rings_open()): *off counts the lengths other than said[1] in
+ * 100000 more looks.  Says what it saw, for test.
  */
 static int
-flush_len_back(const char *test, struct shmpool *pool,
-		struct shmpool *other[2], const uint32_t said[2])
+flush_waiting(const char *test, struct shmpool *pool,
+		struct shmpool *other[2], const uint32_t said[2],
+		unsigned int *off)
 {
 	struct shmpool_cache *fc = &pool_handle(pool)->slots[said[0]].cache;
-	unsigned int r, polls = 0, fenced;
+	unsigned int ring = (unsigned int)own_cpu(0) & 1, polls = 0, k;
+	uint32_t fenced = RING_OWN(shmpool_default_cache(other[ring])->slot,
+		RING_OWN_FENCED);
 	double deadline = tu_now() + 30;
 	int seen = 0;
 
-	for (;;) {
-		fenced = 0;
-		for (r = 0; r < 2; r++)
-			fenced += uatomic_read(
-				&pool_handle(pool)->ring_r[r]->owner) ==
-				RING_OWN(shmpool_default_cache(other[r])->slot,
-					RING_OWN_FENCED);
-		if (fenced == 2 && SHMPOOL_W_LEN_(uatomic_read(&fc->w)) ==
-				said[1]) {
-			seen = 1;
-			break;
-		}
+	while (!seen && tu_now() < deadline) {
+		seen = uatomic_read(&pool_handle(pool)->ring_r[ring]->owner) ==
+			fenced && SHMPOOL_W_LEN_(uatomic_read(&fc->w)) ==
+			said[1];
 		polls++;
-		if (tu_now() >= deadline)
-			break;
 	}
-	printf("%s: the cache's length %s back at %u after %u looks\n",
-		test, seen ? "seen" : "never seen", said[1], polls);
+	*off = 0;
+	for (k = 0; seen && k < 100000; k++)
+		*off += SHMPOOL_W_LEN_(uatomic_read(&fc->w)) != said[1];
+	printf("%s: the cache's length %s back at %u after %u looks, then "
+		"not %u in %u of %u\n", test, seen ? "seen" : "never seen",
+		said[1], polls, said[1], *off, k);
 	return seen;
 }
 
@@ -937,16 +936,16 @@ flush_busy_end(struct shmpool *other[2])
 
 /*
  * A flush that every ring's owner, in the middle of a claim there, makes
- * wait: while it waits its cache holds its objects (the length is seen
- * back at its value between the flush's passes over the rings); once the
- * claims are done it empties the cache and every object is in the rings,
- * once.
+ * wait: while it waits its cache holds its objects (the length back at
+ * its value after its first pass, and kept there while the rings stay
+ * busy); once the claims are done it empties the cache and every object
+ * is in the rings, once.
  */
 START_TEST(test_flush_waits_with_objects)
 {
 	struct shmpool *pool, *other[2];
 	uint32_t said[2];
-	unsigned int r;
+	unsigned int r, off;
 	int seen;
 	pid_t pid;
 
@@ -954,58 +953,46 @@ START_TEST(test_flush_waits_with_objects)
 			"ownflush"))
 		return;
 	pid = flush_busy_start("ownflush", &pool, other, said);
-	seen = flush_len_back("test_flush_waits_with_objects", pool, other,
-		said);
+	seen = flush_waiting("test_flush_waits_with_objects", pool, other,
+		said, &off);
 	flush_busy_end(other);
 	tu_wait_children(&pid, 1, 60);
 	ck_assert_int_eq(seen, 1);
+	ck_assert_uint_eq(off, 0);
 	for (r = 0; r < 2; r++)
 		ck_assert_int_eq(shmpool_detach(other[r]), 0);
-	ck_assert_uint_eq(shmpool_avail_count(pool), OWN_POOL);
+	ck_assert_uint_eq(rings_count(pool_handle(pool)), OWN_POOL);
 	own_get_all(pool);
 	ck_assert_int_eq(shmpool_detach(pool), 0);
 }
 END_TEST
 
 /*
- * The same flush, seen by this process from the same CPU, where it runs
- * only while the flush is off the CPU: at each of 200 yields of the CPU
- * to it the flush has given the CPU back with its objects in its cache;
- * then killed, it leaves them all there, where shmpoold would find them.
+ * The same flush killed while it waits: its cache still holds them all,
+ * where shmpoold would find them, and the rings the others.
  */
 START_TEST(test_flush_killed_while_waiting)
 {
 	struct shmpool *pool, *other[2];
-	struct shmpool_cache *fc;
 	uint32_t said[2];
-	cpu_set_t saved;
-	unsigned int r, k, off = 0;
+	unsigned int r, off;
 	int seen, status;
 	pid_t pid;
 
 	if (!own_create_two_rings("test_flush_killed_while_waiting",
 			"ownflushkill"))
 		return;
-	ck_assert_int_eq(sched_getaffinity(0, sizeof(saved), &saved), 0);
-	own_pin(own_cpu(0));
 	pid = flush_busy_start("ownflushkill", &pool, other, said);
-	seen = flush_len_back("test_flush_killed_while_waiting", pool, other,
-		said);
-	fc = &pool_handle(pool)->slots[said[0]].cache;
-	for (k = 0; seen && k < 200; k++) {
-		sched_yield();
-		off += SHMPOOL_W_LEN_(uatomic_read(&fc->w)) != said[1];
-	}
-	printf("test_flush_killed_while_waiting: %u of %u yields came back "
-		"with the cache's length not %u\n", off, k, said[1]);
+	seen = flush_waiting("test_flush_killed_while_waiting", pool, other,
+		said, &off);
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_int_eq(sched_setaffinity(0, sizeof(saved), &saved), 0);
 	ck_assert_int_eq(seen, 1);
-	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 	ck_assert_uint_eq(off, 0);
-	ck_assert_uint_eq(SHMPOOL_W_LEN_(uatomic_read(&fc->w)), said[1]);
-	ck_assert_uint_eq(shmpool_avail_count(pool), OWN_POOL);
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	ck_assert_uint_eq(SHMPOOL_W_LEN_(uatomic_read(
+		&pool_handle(pool)->slots[said[0]].cache.w)), said[1]);
+	ck_assert_uint_eq(rings_count(pool_handle(pool)), OWN_POOL - said[1]);
 	flush_busy_end(other);
 	for (r = 0; r < 2; r++)
 		ck_assert_int_eq(shmpool_detach(other[r]), 0);
