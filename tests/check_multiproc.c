@@ -936,42 +936,15 @@ flush_busy_end(struct shmpool *other[2])
 
 /*
  * A flush that every ring's owner, in the middle of a claim there, makes
- * wait: while it waits its cache holds its objects (the length back at
- * its value after its first pass, and kept there while the rings stay
- * busy); once the claims are done it empties the cache and every object
- * is in the rings, once.
+ * wait, on pool name, for test: while it waits its cache holds its
+ * objects (the length back at its value after its first pass, and kept
+ * there while the rings stay busy, flush_waiting()).  Then, with kill_it,
+ * killed, it leaves them all in its cache, where shmpoold would find
+ * them, and the rings hold the others; without, once the claims are done
+ * it empties the cache and every object is in the rings, once.
  */
-START_TEST(test_flush_waits_with_objects)
-{
-	struct shmpool *pool, *other[2];
-	uint32_t said[2];
-	unsigned int r, off;
-	int seen;
-	pid_t pid;
-
-	if (!own_create_two_rings("test_flush_waits_with_objects",
-			"ownflush"))
-		return;
-	pid = flush_busy_start("ownflush", &pool, other, said);
-	seen = flush_waiting("test_flush_waits_with_objects", pool, other,
-		said, &off);
-	flush_busy_end(other);
-	tu_wait_children(&pid, 1, 60);
-	ck_assert_int_eq(seen, 1);
-	ck_assert_uint_eq(off, 0);
-	for (r = 0; r < 2; r++)
-		ck_assert_int_eq(shmpool_detach(other[r]), 0);
-	ck_assert_uint_eq(rings_count(pool_handle(pool)), OWN_POOL);
-	own_get_all(pool);
-	ck_assert_int_eq(shmpool_detach(pool), 0);
-}
-END_TEST
-
-/*
- * The same flush killed while it waits: its cache still holds them all,
- * where shmpoold would find them, and the rings the others.
- */
-START_TEST(test_flush_killed_while_waiting)
+static void
+flush_busy_test(const char *test, const char *name, int kill_it)
 {
 	struct shmpool *pool, *other[2];
 	uint32_t said[2];
@@ -979,24 +952,45 @@ START_TEST(test_flush_killed_while_waiting)
 	int seen, status;
 	pid_t pid;
 
-	if (!own_create_two_rings("test_flush_killed_while_waiting",
-			"ownflushkill"))
+	if (!own_create_two_rings(test, name))
 		return;
-	pid = flush_busy_start("ownflushkill", &pool, other, said);
-	seen = flush_waiting("test_flush_killed_while_waiting", pool, other,
-		said, &off);
-	ck_assert_int_eq(kill(pid, SIGKILL), 0);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	pid = flush_busy_start(name, &pool, other, said);
+	seen = flush_waiting(test, pool, other, said, &off);
+	if (kill_it) {
+		ck_assert_int_eq(kill(pid, SIGKILL), 0);
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	} else {
+		flush_busy_end(other);
+		tu_wait_children(&pid, 1, 60);
+	}
 	ck_assert_int_eq(seen, 1);
 	ck_assert_uint_eq(off, 0);
-	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	ck_assert_uint_eq(SHMPOOL_W_LEN_(uatomic_read(
-		&pool_handle(pool)->slots[said[0]].cache.w)), said[1]);
-	ck_assert_uint_eq(rings_count(pool_handle(pool)), OWN_POOL - said[1]);
-	flush_busy_end(other);
+	if (kill_it) {
+		ck_assert_uint_eq(SHMPOOL_W_LEN_(uatomic_read(
+			&pool_handle(pool)->slots[said[0]].cache.w)), said[1]);
+		ck_assert_uint_eq(rings_count(pool_handle(pool)),
+			OWN_POOL - said[1]);
+		flush_busy_end(other);
+	}
 	for (r = 0; r < 2; r++)
 		ck_assert_int_eq(shmpool_detach(other[r]), 0);
+	if (!kill_it) {
+		ck_assert_uint_eq(rings_count(pool_handle(pool)), OWN_POOL);
+		own_get_all(pool);
+	}
 	ck_assert_int_eq(shmpool_detach(pool), 0);
+}
+
+START_TEST(test_flush_waits_with_objects)
+{
+	flush_busy_test("test_flush_waits_with_objects", "ownflush", 0);
+}
+END_TEST
+
+START_TEST(test_flush_killed_while_waiting)
+{
+	flush_busy_test("test_flush_killed_while_waiting", "ownflushkill", 1);
 }
 END_TEST
 
