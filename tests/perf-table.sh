@@ -26,4 +26,14 @@ echo 'shmpool_perf cache=claimed512 cores=2 n_get_bulk=4 n_put_bulk=8 n_keep=32 
 	'| cache | workers | get | put | keep | constant_n | shmpool M/s |' \
 	'| --- | --- | --- | --- | --- | --- | --- |' \
 	'| claimed512 | 2 | 4 | 8 | 32 | 1 | 9.9 |')" ]
+# From a file named on the command line, as from standard input.
+echo 'shmpool_perf cache=0 cores=1 n_get_bulk=1 n_put_bulk=1 n_keep=32 constant_n=0 rate_persec=130000000' >"$out"
+[ "$("$src/bench/perf-table" "$out" | sed -n 3p)" = '| 0 | 1 | 1 | 1 | 32 | 0 | 130 |' ]
+
+# --help to standard output, 0; an unknown option, 2 and nothing out.
+"$src/bench/perf-table" --help >"$out"
+[ "$(sed -n 4p "$out")" = '  bench/perf-table [FILE...]' ]
+status=0
+"$src/bench/perf-table" --rows >"$out" 2>/dev/null || status=$?
+[ $status -eq 2 ] && [ ! -s "$out" ]
 echo "perf-table: ok"
