@@ -91,3 +91,13 @@ if [ "$ncpu" -le 8 ]; then
 		{ echo "$((ncpu + 1)) workers: 'CPUs any' in $n runs, not 2"; exit 1; }
 	echo "perf CPUs of $((ncpu + 1)) workers: any: ok"
 fi
+
+# The man page names the options that --help names, no more, no fewer:
+# the long ones of the usage, against those of the page's SYNOPSIS.
+page="${top_srcdir:-.}/man/shmpool-perf.1"
+from_help=$("$perf" --help | sed '/^$/q' | grep -o -- '--[a-z][a-z-]*' | sort -u | tr '\n' ' ')
+from_page=$(sed -n '/^\.SH SYNOPSIS/,/^\.SH /p' "$page" | sed 's/\\-/-/g' |
+	grep -o -- '--[a-z][a-z-]*' | sort -u | tr '\n' ' ')
+[ -n "$from_help" ] && [ "$from_help" = "$from_page" ] ||
+	{ echo "options: --help '$from_help', shmpool-perf(1) '$from_page'"; exit 1; }
+echo "perf options in shmpool-perf(1): ok"
