@@ -277,6 +277,7 @@ pool_open_prot(int fd, const char *what, const char *name, int prot,
 		ret = seterr(-ENOMEM, "out of memory");
 		goto unmap;
 	}
+	h->pid = getpid();
 	h->hdr = hdr;
 	h->map_size = size;
 	h->slots = (struct seg_slot *)((char *)hdr + geom.slots_off);
@@ -470,12 +471,20 @@ shmpool_detach(struct shmpool *pool)
 	cds_list_for_each(pos, &handles) {
 		h = cds_list_entry(pos, struct pool_handle, node);
 		if (&h->pub == pool) {
-			cds_list_del(pos);
-			found = 1;
+			/* One inherited through fork(2) stays the
+			 * parent's: left as it is. */
+			found = pool_handle_mine(h) ? 1 : -1;
+			if (found > 0)
+				cds_list_del(pos);
 			break;
 		}
 	}
 	pthread_mutex_unlock(&handles_lock);
+	if (found < 0)
+		return seterr(-EINVAL, "pool '%s': an attachment of pid %ld, "
+			"which this process inherited through fork(); "
+			"attach again in this process", h->name,
+			(long)h->pid);
 	if (!found)
 		return seterr(-EINVAL, "not an attachment of this process "
 			"(detached already?)");
@@ -515,7 +524,8 @@ pool_find_cache(const struct shmpool_cache *cache)
 			continue;
 		off = (size_t)(p - first);
 		if (off % sizeof(struct seg_slot) == 0 &&
-		    h->owned[off / sizeof(struct seg_slot)])
+		    h->owned[off / sizeof(struct seg_slot)] &&
+		    pool_handle_mine(h))
 			found = h;
 		break;
 	}
@@ -536,6 +546,10 @@ shmpool_cache_claim(struct shmpool *pool, unsigned int size,
 	clearerr_shmpool();
 	if (pool == NULL || cachep == NULL)
 		return seterr(-EINVAL, "NULL pool or cache pointer");
+	if (!pool_handle_mine(pool_handle(pool)))
+		return seterr(-EINVAL, "pool '%s': an attachment this process "
+			"inherited through fork(); attach again in this "
+			"process", pool_handle(pool)->name);
 	return slot_claim(pool_handle(pool), size, cachep);
 }
 

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <unistd.h>
 #include <urcu/list.h>
 
 #include "shmpool.h"
@@ -142,7 +143,18 @@ struct pool_handle {
 	uint8_t *owned;			/* slots this attachment claimed */
 	pthread_mutex_t lock;		/* guards owned[] */
 	struct cds_list_head node;	/* in the process's list of handles */
+	/* The process that made it: a child of fork(2) inherits the
+	 * handle, not the attachment (its slots are the parent's). */
+	pid_t pid;
 };
+
+/* Whether h is an attachment of the calling process, not one it
+ * inherited through fork(2). */
+static inline int
+pool_handle_mine(const struct pool_handle *h)
+{
+	return h->pid == getpid();
+}
 
 static inline struct pool_handle *
 pool_handle(const struct shmpool *pool)

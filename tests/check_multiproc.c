@@ -988,6 +988,67 @@ START_TEST(test_flush_waits_with_objects)
 }
 END_TEST
 
+/*
+ * An attachment does not survive fork(2): the child's detach, claim,
+ * release and flush through the parent's attachment and cache are
+ * refused (-EINVAL), and leave them as they were, the parent's cache
+ * with its objects and the parent able to release and detach.
+ */
+START_TEST(test_fork_child_refuses_parents)
+{
+	struct shmpool *pool, *again;
+	struct shmpool_cache *c, *other;
+	void *objs[6];
+	pid_t pid;
+	int status;
+
+	tu_create("forked", 256, 64, 16, 4);
+	pool = tu_attach("forked", 0);
+	ck_assert_int_eq(shmpool_cache_claim(pool, 16, &c), 0);
+	ck_assert_int_eq(shmpool_generic_get(pool, objs, 6, c), 0);
+	ck_assert_int_eq(shmpool_generic_put(pool, objs, 6, c), 0);
+	/* Refilled to 16 + 6, 6 taken, 6 put back. */
+	ck_assert_uint_eq(shmpool_cache_len_(c), 22);
+	ck_assert_uint_eq(tu_slots_in_use(pool), 2);
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int bad = 0;
+
+		if (shmpool_cache_flush(c) != -EINVAL)
+			bad |= 1;
+		if (shmpool_cache_release(c) != -EINVAL)
+			bad |= 2;
+		if (shmpool_cache_claim(pool, 16, &other) != -EINVAL)
+			bad |= 4;
+		if (shmpool_detach(pool) != -EINVAL ||
+		    strstr(shmpool_last_error(), "fork") == NULL)
+			bad |= 8;
+		/* The child's own attachment works as any. */
+		again = tu_attach("forked", 0);
+		if (shmpool_get_bulk(again, objs, 1) != 0 ||
+		    shmpool_put_bulk(again, objs, 1) != 0 ||
+		    shmpool_detach(again) != 0)
+			bad |= 16;
+		_exit(bad);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+
+	ck_assert_uint_eq(shmpool_cache_len_(c), 22);
+	ck_assert_uint_eq(tu_slots_in_use(pool), 2);
+	ck_assert_int_eq(shmpool_cache_release(c), 0);
+	ck_assert_uint_eq(tu_slots_in_use(pool), 1);
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+	pool = tu_attach("forked", 0);
+	ck_assert_uint_eq(shmpool_avail_count(pool), 256);
+	ck_assert_uint_eq(tu_slots_in_use(pool), 1);
+	ck_assert_int_eq(shmpool_detach(pool), 0);
+}
+END_TEST
+
 START_TEST(test_flush_killed_while_waiting)
 {
 	flush_busy_test("test_flush_killed_while_waiting", "ownflushkill", 1);
@@ -1005,6 +1066,7 @@ multiproc_suite(void)
 	tcase_add_test(tc, test_three_processes);
 	tcase_add_test(tc, test_four_processes);
 	tcase_add_test(tc, test_counts_at_rest);
+	tcase_add_test(tc, test_fork_child_refuses_parents);
 	tcase_add_test(tc, test_ring_owned_and_taken);
 	tcase_add_test(tc, test_ring_owned_unpinned);
 	tcase_add_test(tc, test_ring_owner_killed);
