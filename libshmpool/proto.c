@@ -354,8 +354,13 @@ proto_call(int sock, const char *req, char *buf, size_t bufsz,
 		close(fd);
 	if (len == 0)
 		ret = seterr(-ECONNREFUSED, "shmpoold closed the connection");
-	else if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
+	else if (mh.msg_flags & MSG_TRUNC)
 		ret = seterr(-EMSGSIZE, "shmpoold's reply was truncated");
+	/* The descriptor the reply carried did not fit this process's
+	 * table (the kernel drops it and says so thus). */
+	else if (mh.msg_flags & MSG_CTRUNC)
+		ret = seterr(-EMFILE, "no file descriptor free for the one "
+			"shmpoold sent: %s", strerror(EMFILE));
 	else if ((ret = proto_parse(buf, (size_t)len, msg, err, sizeof(err),
 			&bad)) < 0)
 		ret = seterr(ret == -EPROTONOSUPPORT ? ret : -EPROTO,

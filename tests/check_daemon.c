@@ -2767,6 +2767,63 @@ START_TEST(test_flush_size_zero)
 }
 END_TEST
 
+/*
+ * An attach whose process has room for the socket but not for the
+ * segment's descriptor that the daemon sends back: -EMFILE, as for no
+ * room at all, and the slot the daemon claimed for it comes back when
+ * the process exits.
+ */
+START_TEST(test_attach_out_of_fds)
+{
+	struct shmpool *pool;
+	struct rlimit lim;
+	const char *r;
+	struct daemon d;
+	int status, fd, slots;
+	pid_t pid;
+	double end;
+
+	d_init(&d, "nofd");
+	d_start(&d);
+	r = ask(&d, "create name=p objects=64 object-size=64 cache=0");
+	ck_assert_prefix(r, "shmpool/1 ok name=p ");
+	for (slots = 3; slots <= 4; slots++) {
+		pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			int ret;
+
+			for (fd = 3; fd < 4096; fd++)
+				close(fd);
+			lim.rlim_cur = lim.rlim_max = (rlim_t)slots;
+			if (setrlimit(RLIMIT_NOFILE, &lim) != 0)
+				_exit(100);
+			ret = shmpool_attach("p", NULL, &pool);
+			/* With 4, the reply's descriptor is what is
+			 * refused. */
+			_exit(ret == -EMFILE && (slots == 3 ||
+				strstr(shmpool_last_error(), "descriptor") !=
+				NULL) ? 0 : 100 + (ret < 0 ? -ret : 0) % 100);
+		}
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert(WIFEXITED(status));
+		ck_assert_msg(WEXITSTATUS(status) == 0, "%d descriptors: "
+			"attach gave errno %d, not EMFILE (or not the "
+			"descriptor's message)", slots,
+			WEXITSTATUS(status) - 100);
+	}
+	/* The second child's slot, claimed by the daemon, is back. */
+	end = tu_now() + 10;
+	do {
+		pool = attach_cache("p", 0);
+		slots = (int)tu_slots_in_use(pool);
+		ck_assert_int_eq(shmpool_detach(pool), 0);
+	} while (slots != 1 && tu_now() < end && usleep(10000) == 0);
+	ck_assert_int_eq(slots, 1);
+	d_finish(&d);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* 5. Credentials: nobody may not create or destroy, nor attach to a 0660
  * pool of root's. */
@@ -4281,6 +4338,7 @@ daemon_suite(void)
 	tcase_add_test(tc, test_create_in_background);
 	tcase_add_test(tc, test_empty_packet);
 	tcase_add_test(tc, test_flush_size_zero);
+	tcase_add_test(tc, test_attach_out_of_fds);
 	tcase_add_test(tc, test_other_version);
 	tcase_add_test(tc, test_credentials);
 	tcase_add_test(tc, test_huge_without_mount);
