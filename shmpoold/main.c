@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -115,6 +116,13 @@ settle(const struct opts *o, const struct config *c, char *err, size_t errsz)
 		s = c->socket[0] != '\0' ? c->socket : PROTO_SOCKET_DEFAULT;
 	if (strlen(s) >= sizeof(denv.socket) - 5) {
 		snprintf(err, errsz, "socket path '%s' is too long", s);
+		return -1;
+	}
+	/* --socket and the configuration key were checked already; the
+	 * environment's too, here: a daemon that forks works in /. */
+	if (s[0] != '/') {
+		snprintf(err, errsz, "socket path '%s' (%s) is not an absolute "
+			"path", s, PROTO_SOCKET_ENV);
 		return -1;
 	}
 	strcpy(denv.socket, s);
@@ -350,6 +358,7 @@ main(int argc, char **argv)
 		.it_interval = { 0, SCAN_INTERVAL_MS * 1000000L },
 		.it_value = { 0, SCAN_INTERVAL_MS * 1000000L },
 	};
+	static char config_abs[PATH_MAX];
 	struct opts o = { NULL };
 	struct config conf;
 	const char *pidfile = NULL;
@@ -368,7 +377,12 @@ main(int argc, char **argv)
 			o.socket = optarg;
 			break;
 		case 'c':
-			o.config = optarg;
+			/* Read again on SIGHUP, by a daemon that may work in
+			 * / by then: made absolute now (one that does not
+			 * exist is left for config_load() to report). */
+			o.config = optarg[0] != '/' &&
+				realpath(optarg, config_abs) != NULL ?
+				config_abs : optarg;
 			break;
 		case 'H':
 			o.hugetlbfs = optarg;

@@ -866,6 +866,40 @@ grep -q "not a regular file" "$err" ||
 run 4 timeout 10 "$ctl" --socket "$dir/fake/sock" dump gone
 run 1 timeout 10 "$ctl" --socket "$dir/fake/sock" dump fifo
 
+###########################################################################
+# j. shmpoold's paths: a daemon that forks (and works in / from then on)
+# started with a relative --config reads that file again on SIGHUP; a
+# relative SHMPOOL_SOCKET is refused (exit 1), as a relative --socket is
+# (exit 2).
+###########################################################################
+mkdir "$dir/rel"
+abs_shmpoold=$(cd "$(dirname "$shmpoold")" && pwd)/$(basename "$shmpoold")
+printf '%s\n' "[pool r1]" "objects = 64" "object-size = 64" >"$dir/rel/d.conf"
+(cd "$dir/rel" && SHMPOOL_SOCKET="$dir/rel/sock" "$abs_shmpoold" -c d.conf \
+	--shm-dir "$dir/rel" --hugetlbfs none) >"$out" 2>"$err" ||
+	fail "shmpoold -c d.conf (relative) did not start: $(cat "$err")"
+rdaemon=$(cat "$dir/rel/shmpoold.pid" 2>/dev/null || :)
+[ -n "$rdaemon" ] || fail "no $dir/rel/shmpoold.pid"
+pids="$pids $rdaemon"
+rinfo() { "$ctl" --socket "$dir/rel/sock" info "$1"; }
+poll 5 "pool r1 of the relative config" rinfo r1
+printf '%s\n' "[pool r2]" "objects = 64" "object-size = 64" >>"$dir/rel/d.conf"
+kill -HUP "$rdaemon"
+poll 5 "pool r2, added to the relative config before SIGHUP" rinfo r2
+kill -TERM "$rdaemon"
+i=0
+while alive "$rdaemon"; do
+	i=$((i + 1))
+	[ $i -lt 100 ] || { fail "shmpoold -c d.conf still running 5 s after SIGTERM"; break; }
+	sleep 0.05
+done
+(cd "$dir/rel" && SHMPOOL_SOCKET=rel.sock timeout 10 "$abs_shmpoold" -f --shm-dir "$dir/rel" \
+	--hugetlbfs none) >"$out" 2>"$err" && rc=0 || rc=$?
+same "shmpoold with SHMPOOL_SOCKET=rel.sock: exit status" "$rc" 1
+grep -q "socket path 'rel.sock' (SHMPOOL_SOCKET) is not an absolute path" "$err" ||
+	fail "SHMPOOL_SOCKET=rel.sock: no message saying so: $(cat "$err")"
+[ ! -e "$dir/rel/rel.sock" ] || fail "SHMPOOL_SOCKET=rel.sock: a socket was made"
+
 if [ "$failures" -ne 0 ]; then
 	echo "ctl tests: $failures failures"
 	exit 1
