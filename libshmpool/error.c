@@ -48,7 +48,8 @@ shmpool_strerror(int err)
 	case EBADMSG:
 		return "not a shmpool segment, or a corrupt one";
 	case EPROTO:
-		return "shmpool segment of an unsupported ABI version";
+		return "shmpool segment of an unsupported ABI version, or a "
+			"reply from shmpoold this library cannot read";
 	case EBUSY:
 		return "every cache slot of the pool is taken";
 	}

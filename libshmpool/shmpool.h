@@ -169,8 +169,9 @@ SHMPOOL_API int shmpool_detach(struct shmpool *pool);
  *   -ENOENT: fewer than n objects are free in the rings and this cache
  *            (objects in other caches are not taken); no object is
  *            taken (a get that gathered some from several rings puts
- *            them back on its CPU's ring, so that another get may find
- *            fewer for that moment), objs[] holds nothing meaningful;
+ *            them back on the first ring it took some from, so that
+ *            another get may find fewer for that moment), objs[] holds
+ *            nothing meaningful;
  *   -EINVAL: NULL pool or objs, n == 0, or n above the pool's size;
  *            the pool is unchanged, objs[] holds nothing meaningful.
  */

@@ -360,7 +360,8 @@ START_TEST(test_strerror)
 	ck_assert_str_eq(shmpool_strerror(-EBADMSG),
 		"not a shmpool segment, or a corrupt one");
 	ck_assert_str_eq(shmpool_strerror(-EPROTO),
-		"shmpool segment of an unsupported ABI version");
+		"shmpool segment of an unsupported ABI version, or a reply "
+		"from shmpoold this library cannot read");
 	ck_assert_str_eq(shmpool_strerror(-EBUSY),
 		"every cache slot of the pool is taken");
 	ck_assert_str_eq(shmpool_strerror(-ENOENT), "No such file or directory");
