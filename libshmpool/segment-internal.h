@@ -83,7 +83,10 @@ struct seg_hdr {
 	uint32_t flags;			/* SEG_FLAG_* */
 	uint32_t nb_rings;		/* rings, a power of two, 1 ..
 					   SEG_RINGS_MAX */
-	uint32_t reserved0;
+	/* The nanoseconds of create_time's second (0 in a segment made
+	 * before it was kept): with it, a pool made anew under the same
+	 * name within one second is told from the one before it. */
+	uint32_t create_nsec;
 	uint64_t slots_off;
 	uint64_t ring_off;		/* the first ring */
 	uint64_t ring_stride;		/* bytes from a ring to the next */

@@ -162,9 +162,12 @@ static void
 seg_init(struct seg_hdr *hdr, const char *name)
 {
 	uint32_t i, k, unit = hdr->elt_size >> SHMPOOL_REF_SHIFT;
+	struct timespec now;
 
 	snprintf(hdr->name, sizeof(hdr->name), "%s", name);
-	hdr->create_time = (uint64_t)time(NULL);
+	clock_gettime(CLOCK_REALTIME, &now);
+	hdr->create_time = (uint64_t)now.tv_sec;
+	hdr->create_nsec = (uint32_t)now.tv_nsec;
 	hdr->abi_version = SEG_ABI_VERSION;
 	for (i = 0; i < hdr->nb_slots; i++) {
 		struct seg_slot *s = (struct seg_slot *)((char *)hdr +

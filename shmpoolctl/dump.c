@@ -534,6 +534,7 @@ pool_snap_read(const struct pool_ref *ref, struct pool_snap *snap,
 	snap->page_size = uatomic_read(&hdr->page_size);
 	snap->seg_size = h->map_size;
 	snap->create_time = uatomic_read(&hdr->create_time);
+	snap->create_nsec = uatomic_read(&hdr->create_nsec);
 	snap->size = h->obj_count;
 	snap->obj_size = uatomic_read(&hdr->obj_size);
 	snap->elt_size = h->elt_size;

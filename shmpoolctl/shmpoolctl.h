@@ -205,6 +205,7 @@ struct pool_snap {
 	const char *path;
 	int huge;
 	uint64_t page_size, seg_size, create_time;
+	uint32_t create_nsec;		/* 0 in a segment that does not keep it */
 	uint32_t size, obj_size, elt_size, trailer_size;
 	uint32_t cache_size, flushthresh, nb_slots, nb_rings;
 	uint32_t common_pool_count, avail, in_use, caches_in_use;

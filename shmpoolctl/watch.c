@@ -49,6 +49,7 @@ struct watch_row {
 	char name[SHMPOOL_NAME_MAX + 1];
 	char *path;
 	uint64_t create_time;
+	uint32_t create_nsec;
 	uint32_t size, avail, in_use, caches_in_use;
 	uint64_t stats[SNAP_COUNTERS];
 	int has_rates;			/* the previous sample had it too */
@@ -158,7 +159,8 @@ sample_free(struct sample *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* The same pool in the previous sample: same name, segment and birth. */
+/* The same pool in the previous sample: same name, segment and birth, to
+ * the nanosecond (a pool made anew within the second is another). */
 static const struct watch_row *
 prev_row(const struct sample *prev, const struct watch_row *r)
 {
@@ -169,7 +171,8 @@ prev_row(const struct sample *prev, const struct watch_row *r)
 
 		if (strcmp(p->name, r->name) == 0 &&
 		    strcmp(p->path, r->path) == 0 &&
-		    p->create_time == r->create_time)
+		    p->create_time == r->create_time &&
+		    p->create_nsec == r->create_nsec)
 			return p;
 	}
 	return NULL;
@@ -224,6 +227,7 @@ take_sample(struct watch *w, int first)
 		}
 		memcpy(r->name, snap.name, sizeof(r->name));
 		r->create_time = snap.create_time;
+		r->create_nsec = snap.create_nsec;
 		r->size = snap.size;
 		r->avail = snap.avail;
 		r->in_use = snap.in_use;
