@@ -674,6 +674,16 @@ create_parse(struct verb_args *va, struct create_args *a)
 #define EXISTS		1	/* await_pool(): the pool is there */
 #define AWAIT_POLL_NS	50000000
 
+/* An EEXIST that names the pool (field=name: it exists or is being
+ * created), not a file in the way that no pool will come from. */
+static int
+eexist_of_pool(const struct ctl *c)
+{
+	const char *field = proto_get(&c->msg, "field");
+
+	return field == NULL || strcmp(field, "name") == 0;
+}
+
 /*
  * create --if-not-exists found the name taken: by a pool, or by another
  * create still building its segment, whose pool answers info only once
@@ -705,7 +715,7 @@ await_pool(struct ctl *c, const struct req *create, const char *name)
 		nanosleep(&pause, NULL);
 		waited_ns += AWAIT_POLL_NS;
 		ret = ctl_call(c, create);
-		if (ret != -EEXIST || c->unreachable)
+		if (ret != -EEXIST || c->unreachable || !eexist_of_pool(c))
 			return ret;
 	}
 }
@@ -751,7 +761,8 @@ do_create(struct ctl *c, int argc, char **argv)
 		return ret;
 
 	ret = ctl_call(c, &r);
-	if (ret == -EEXIST && a.if_not_exists && !c->unreachable)
+	if (ret == -EEXIST && a.if_not_exists && !c->unreachable &&
+	    eexist_of_pool(c))
 		ret = await_pool(c, &r, a.name);
 	if (ret == -ETIMEDOUT)
 		return ctl_fail_local(c, ETIMEDOUT, "pool '%s' is still being "

@@ -594,9 +594,10 @@ static int
 create_check(const struct create_req *r, const char **field, char *err,
 		size_t errsz)
 {
+	const char *dir;
+
 	*field = NULL;
-	if (pool_find(r->name) != NULL || file_exists(denv.hugetlbfs, r->name)
-			|| file_exists(denv.shm_dir, r->name)) {
+	if (pool_find(r->name) != NULL) {
 		*field = "name";
 		snprintf(err, errsz, "pool '%s' already exists", r->name);
 		return -EEXIST;
@@ -604,6 +605,18 @@ create_check(const struct create_req *r, const char **field, char *err,
 	if (pool_being_created(r->name)) {
 		*field = "name";
 		snprintf(err, errsz, "pool '%s' is being created", r->name);
+		return -EEXIST;
+	}
+	/* A file of the name that is no pool of ours (one made without
+	 * the daemon, or one it did not adopt): not a pool that will
+	 * come, which create --if-not-exists would wait for. */
+	dir = file_exists(denv.hugetlbfs, r->name) ? denv.hugetlbfs :
+		file_exists(denv.shm_dir, r->name) ? denv.shm_dir : NULL;
+	if (dir != NULL) {
+		*field = "path";
+		snprintf(err, errsz, "pool '%s': %s/shmpool.%s is in the way, "
+			"a file shmpoold does not serve (remove it, or restart "
+			"shmpoold to adopt it)", r->name, dir, r->name);
 		return -EEXIST;
 	}
 	if (r->policy == SEG_POLICY_REQUIRE && denv.hugetlbfs[0] == '\0') {

@@ -761,6 +761,19 @@ grep -q '^objects: 1024$' "$out" || fail "info big: $(cat "$out")"
 wait "$bigpid" || fail "the create of big: $(cat "$dir/big.out")"
 grep -q '^created big ' "$dir/big.out" || fail "create big: $(cat "$dir/big.out")"
 run 0 "$ctl" destroy big
+# A file of the name in the daemon's folder that it does not serve: in
+# the way, for create and for create --if-not-exists alike (exit 1 at
+# once: no pool will come of it to wait for).
+printf 'not a segment' >"$dir/shmpool.stray"
+run 1 timeout 10 "$ctl" create stray --objects 64 --object-size 64 --if-not-exists
+grep -q "shmpool.stray is in the way" "$err" ||
+	fail "create --if-not-exists with a stray file: $(cat "$err")"
+run 1 timeout 10 "$ctl" --json create stray --objects 64 --object-size 64
+json_error "create with a stray file" 1 EEXIST
+jcheck "create with a stray file: the field" '.error.field == "path"'
+rm -f "$dir/shmpool.stray"
+run 0 "$ctl" create stray --objects 64 --object-size 64 --if-not-exists
+run 0 "$ctl" destroy stray
 run 1 "$ctl" flush p --slot 63
 run 1 "$ctl" flush p --slot 64
 grep -q "0\.\.63" "$err" || fail "flush p --slot 64: no range in: $(cat "$err")"
