@@ -442,6 +442,7 @@ main(int argc, char **argv)
 	}
 	if (settle(&o, &conf, err, sizeof(err)) < 0) {
 		fprintf(stderr, "shmpoold: %s\n", err);
+		config_free(&conf);
 		return 1;
 	}
 	pidfile = o.pidfile != NULL ? o.pidfile :
@@ -462,17 +463,21 @@ main(int argc, char **argv)
 
 		if (pipe2(ready, O_CLOEXEC) < 0) {
 			perror("shmpoold: pipe");
+			config_free(&conf);
 			return 1;
 		}
 		pid = fork();
 		if (pid < 0) {
 			perror("shmpoold: fork");
+			config_free(&conf);
 			return 1;
 		}
 		if (pid > 0) {
 			int status;
 
-			/* Return once the daemon serves, or failed. */
+			/* Return once the daemon serves, or failed; the
+			 * configuration is the child's. */
+			config_free(&conf);
 			close(ready[1]);
 			if (read(ready[0], &c, 1) == 1)
 				return 0;
@@ -509,6 +514,7 @@ main(int argc, char **argv)
 	    timerfd_settime(timer_tag.fd, 0, &its, NULL) < 0) {
 		fprintf(stderr, "shmpoold: event setup: %s\n",
 			strerror(errno));
+		config_free(&conf);
 		return 1;
 	}
 
@@ -516,6 +522,7 @@ main(int argc, char **argv)
 	if (lock_socket(&lockfd, err, sizeof(err)) < 0 ||
 	    server_start(denv.socket, err, sizeof(err)) < 0) {
 		fprintf(stderr, "shmpoold: %s\n", err);
+		config_free(&conf);
 		return 1;
 	}
 	snprintf(lockpath, sizeof(lockpath), "%s.lock", denv.socket);
