@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,7 @@ int
 proto_parse(char *buf, size_t len, struct proto_msg *msg,
 		char *err, size_t errsz, const char **bad_key)
 {
-	char *p, *end, *tok, *eol;
+	char *p, *end, *tok, *eol, *ver;
 	size_t i;
 	uint64_t v;
 
@@ -64,17 +65,22 @@ proto_parse(char *buf, size_t len, struct proto_msg *msg,
 		p++;
 	if (*p != '\0')
 		*p++ = '\0';
+	ver = tok + strlen(PROTO_MAGIC);
 	if (strncmp(tok, PROTO_MAGIC, strlen(PROTO_MAGIC)) != 0 ||
-	    proto_u64(tok + strlen(PROTO_MAGIC), 0, UINT32_MAX, &v) < 0) {
+	    *ver == '\0' || strspn(ver, "0123456789") != strlen(ver)) {
 		snprintf(err, errsz, "malformed request: it does not start "
 			"with '" PROTO_MAGIC "%d'", PROTO_VERSION);
 		return -EPROTO;
 	}
-	msg->version = (unsigned int)v;
-	if (v != PROTO_VERSION) {
+	/* Any other number is another version, however it is written or
+	 * large (version UINT_MAX then: the text says which). */
+	msg->version_text = ver;
+	msg->version = proto_u64(ver, 0, UINT32_MAX, &v) == 0 ?
+		(unsigned int)v : UINT_MAX;
+	if (msg->version != PROTO_VERSION || ver[0] == '0') {
 		snprintf(err, errsz, "incompatible versions: the peer speaks "
-			PROTO_MAGIC "%u, this side speaks " PROTO_MAGIC "%d",
-			msg->version, PROTO_VERSION);
+			PROTO_MAGIC "%s, this side speaks " PROTO_MAGIC "%d",
+			ver, PROTO_VERSION);
 		return -EPROTONOSUPPORT;
 	}
 

@@ -32,7 +32,8 @@ struct proto_kv {
 
 /* A parsed message; the strings point into the caller's buffer. */
 struct proto_msg {
-	unsigned int version;
+	unsigned int version;		/* UINT_MAX: above what fits */
+	const char *version_text;	/* as the peer wrote it */
 	const char *verb;		/* request verb, or "ok" / "error" */
 	const char *code;		/* error replies: the errno name */
 	const char *text;		/* error replies: msg=, to end of line */

@@ -945,7 +945,7 @@ pool_attach(struct pool *p, const struct peer *who, unsigned int cache,
 		return -EIO;
 	}
 	/* The process that connected, not one that took its pid since. */
-	if (proc_alive(who->pid, who->start_time) == 0) {
+	if (who->gone || proc_alive(who->pid, who->start_time) == 0) {
 		snprintf(err, errsz, "process %ld is gone", (long)who->pid);
 		return -ESRCH;
 	}

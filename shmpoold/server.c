@@ -105,7 +105,7 @@ reply_err(struct reply *r, int err, const char *field, const char *value,
 	if (field != NULL) {
 		reply_add(r, " field=%s", field);
 		if (value != NULL)
-			reply_add(r, " value=%.128s", value);
+			reply_add(r, " value=%s", value);
 	}
 	reply_add(r, " msg=%s", text);
 	return err;
@@ -292,13 +292,16 @@ server_accept(void)
 		return;
 	}
 	ret = seg_proc_start_time(cred.pid, &c->who.start_time);
-	if (ret < 0) {
-		/* Gone already, or no descriptor left to tell: say so. */
-		if (ret != -ENOENT && ret != -ESRCH)
-			log_msg(LOG_WARNING, "connection of pid %ld dropped: "
-				"cannot read its /proc/%ld/stat: %s",
-				(long)cred.pid, (long)cred.pid,
-				strerror(-ret));
+	if (ret == -ENOENT || ret == -ESRCH) {
+		/* Gone already (its socket outlived it, in a child or
+		 * another holder): answered all the same, but an attach
+		 * for it fails with ESRCH (pool_attach()). */
+		c->who.gone = 1;
+	} else if (ret < 0) {
+		/* No descriptor left to tell: say so. */
+		log_msg(LOG_WARNING, "connection of pid %ld dropped: "
+			"cannot read its /proc/%ld/stat: %s",
+			(long)cred.pid, (long)cred.pid, strerror(-ret));
 		close(fd);
 		free(c->who.groups);
 		free(c);
@@ -380,6 +383,10 @@ do_create(struct client *c, const struct proto_msg *m, struct reply *r)
 	unsigned int i;
 	int ret;
 
+	/* Who may, before what: one who may not gets EPERM whatever the
+	 * request holds. */
+	if (deny_unless_manager(c, r, "create pools"))
+		return -1;
 	create_req_init(&req);
 	for (i = 0; i < m->nkv; i++) {
 		ret = create_req_set(&req, m->kv[i].key, m->kv[i].value, text,
@@ -390,8 +397,6 @@ do_create(struct client *c, const struct proto_msg *m, struct reply *r)
 	}
 	if (create_req_finish(&req, &field, text, sizeof(text)) < 0)
 		return reply_err(r, EINVAL, field, proto_get(m, field), text);
-	if (deny_unless_manager(c, r, "create pools"))
-		return -1;
 	if (!req.owner_set)
 		req.owner = c->who.uid;
 	else if (c->who.uid != 0 && req.owner != c->who.uid) {
@@ -434,14 +439,14 @@ do_destroy(struct client *c, const struct proto_msg *m, struct reply *r)
 	char text[TEXT_MAX], name[SHMPOOL_NAME_MAX + 1];
 	int force = 0, ret;
 
+	if (deny_unless_manager(c, r, "destroy pools"))
+		return -1;
 	if (f != NULL) {
 		if (strcmp(f, "0") != 0 && strcmp(f, "1") != 0)
 			return reply_err(r, EINVAL, "force", f,
 				"force: not 0 or 1");
 		force = f[0] == '1';
 	}
-	if (deny_unless_manager(c, r, "destroy pools"))
-		return -1;
 	p = need_pool(m, r);
 	if (p == NULL)
 		return -1;
@@ -651,13 +656,10 @@ handle(struct client *c, char *buf, size_t len, struct reply *r)
 
 	ret = proto_parse(buf, len, &m, text, sizeof(text), &bad);
 	if (ret == -EPROTONOSUPPORT) {
-		char value[16];
-
-		snprintf(value, sizeof(value), "%u", m.version);
 		snprintf(text, sizeof(text), "incompatible versions: the peer "
-			"speaks shmpool/%u, this daemon speaks shmpool/%d",
-			m.version, PROTO_VERSION);
-		reply_err(r, EPROTONOSUPPORT, "version", value, text);
+			"speaks shmpool/%s, this daemon speaks shmpool/%d",
+			m.version_text, PROTO_VERSION);
+		reply_err(r, EPROTONOSUPPORT, "version", m.version_text, text);
 		return;
 	}
 	if (ret == -EINVAL) {

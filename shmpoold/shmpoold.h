@@ -118,6 +118,7 @@ struct peer {
 	gid_t gid;
 	gid_t *groups;			/* supplementary, malloc'd */
 	unsigned int nb_groups;
+	int gone;			/* gone before it was accepted */
 };
 
 /*

@@ -2684,6 +2684,16 @@ START_TEST(test_other_version)
 	ck_assert_str_eq(r, "shmpool/1 error EPROTONOSUPPORT field=version "
 		"value=2 msg=incompatible versions: the peer speaks "
 		"shmpool/2, this daemon speaks shmpool/1");
+	/* Another version however large, or however written. */
+	r = ask_raw(&d, "shmpool/4294967296 ping", 23);
+	ck_assert_str_eq(r, "shmpool/1 error EPROTONOSUPPORT field=version "
+		"value=4294967296 msg=incompatible versions: the peer speaks "
+		"shmpool/4294967296, this daemon speaks shmpool/1");
+	r = ask_raw(&d, "shmpool/01 ping", 15);
+	ck_assert_prefix(r, "shmpool/1 error EPROTONOSUPPORT field=version "
+		"value=01 msg=");
+	check_error(ask_raw(&d, "shmpool/1x ping", 15), "EPROTO",
+		"shmpool/1x");
 	check_alive(&d, "shmpool/2");
 	d_finish(&d);
 }
@@ -2824,6 +2834,86 @@ START_TEST(test_attach_out_of_fds)
 }
 END_TEST
 
+/*
+ * A connection whose process is gone by the time the daemon accepts it
+ * (the daemon stopped meanwhile; the socket passed on to the parent) is
+ * answered all the same, and an attach on it fails with ESRCH.  And an
+ * error's value= is the request's value, whole.
+ */
+START_TEST(test_gone_peer_and_long_value)
+{
+	char reply[REPLY_MAX + 1], req[512], want[512], cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov;
+	struct msghdr mh;
+	struct cmsghdr *cm;
+	struct daemon d;
+	int sp[2], fd, status;
+	char byte = 'f', name[201];
+	pid_t pid;
+
+	d_init(&d, "gone");
+	d_start(&d);
+	ck_assert_prefix(ask(&d, "create name=p objects=64 object-size=64"),
+		"shmpool/1 ok name=p ");
+
+	memset(name, 'b', 200);
+	name[200] = '\0';
+	snprintf(req, sizeof(req), "info name=%s", name);
+	snprintf(want, sizeof(want), "shmpool/1 error EINVAL field=name "
+		"value=%s msg=", name);
+	ck_assert_prefix(ask(&d, "%s", req), want);
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_DGRAM, 0, sp), 0);
+	ck_assert_int_eq(kill(d.pid, SIGSTOP), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		fd = conn_open(d.sock);
+		if (fd < 0)
+			_exit(1);
+		memset(&mh, 0, sizeof(mh));
+		iov.iov_base = &byte;
+		iov.iov_len = 1;
+		mh.msg_iov = &iov;
+		mh.msg_iovlen = 1;
+		mh.msg_control = cbuf;
+		mh.msg_controllen = sizeof(cbuf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+		_exit(sendmsg(sp[1], &mh, 0) == 1 ? 0 : 2);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	memset(&mh, 0, sizeof(mh));
+	iov.iov_base = &byte;
+	iov.iov_len = 1;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cbuf;
+	mh.msg_controllen = sizeof(cbuf);
+	ck_assert_int_eq(recvmsg(sp[0], &mh, 0), 1);
+	cm = CMSG_FIRSTHDR(&mh);
+	ck_assert(cm != NULL && cm->cmsg_type == SCM_RIGHTS);
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	close(sp[0]);
+	close(sp[1]);
+	ck_assert_int_eq(kill(d.pid, SIGCONT), 0);
+
+	ck_assert_int_gt(conn_call(fd, "shmpool/1 ping", 14, reply,
+		sizeof(reply)), 0);
+	ck_assert_prefix(reply, "shmpool/1 ok ");
+	ck_assert_int_gt(conn_call(fd, "shmpool/1 attach name=p", 23, reply,
+		sizeof(reply)), 0);
+	check_error(reply, "ESRCH", "attach for a process gone at accept");
+	close(fd);
+	ck_assert_kv_u(ask(&d, "info name=p"), "slots-in-use", 0);
+	d_finish(&d);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* 5. Credentials: nobody may not create or destroy, nor attach to a 0660
  * pool of root's. */
@@ -2840,6 +2930,9 @@ nobody_worker(void *arg)
 		"shmpool/1 create name=nob objects=10 object-size=64",
 		"shmpool/1 destroy name=e",
 		"shmpool/1 destroy name=e force=1",
+		/* EPERM whatever else is wrong with the request. */
+		"shmpool/1 create name=nob objects=0 object-size=1",
+		"shmpool/1 destroy name=e force=x",
 	};
 	struct shmpool *pool;
 	size_t i;
@@ -2869,7 +2962,7 @@ nobody_worker(void *arg)
 
 START_TEST(test_credentials)
 {
-	char buf[8192], *line[8], *save = NULL;
+	char buf[8192], *line[10], *save = NULL;
 	struct daemon d;
 	ssize_t n, len = 0;
 	int out[2], i = 0;
@@ -2894,17 +2987,19 @@ START_TEST(test_credentials)
 	close(out[0]);
 	tu_wait_children(&pid, 1, 5);
 
-	for (line[i] = strtok_r(buf, "\n", &save); line[i] != NULL && i < 7;
+	for (line[i] = strtok_r(buf, "\n", &save); line[i] != NULL && i < 9;
 			line[++i] = strtok_r(NULL, "\n", &save))
 		;
-	ck_assert_int_eq(i, 5);
+	ck_assert_int_eq(i, 7);
 	ck_assert_prefix(line[0], "shmpool/1 ok ");
 	check_error(line[1], "EPERM", "create by nobody");
 	check_error(line[2], "EPERM", "destroy by nobody");
 	check_error(line[3], "EPERM", "forced destroy by nobody");
-	ck_assert_msg(strcmp(line[4], "attach -13") == 0,
+	check_error(line[4], "EPERM", "create by nobody with objects=0");
+	check_error(line[5], "EPERM", "destroy by nobody with force=x");
+	ck_assert_msg(strcmp(line[6], "attach -13") == 0,
 		"attach by nobody to a 0660 pool of root's: %s, expected "
-		"-EACCES", line[4]);
+		"-EACCES", line[6]);
 
 	/* Nothing changed. */
 	ck_assert_prefix(ask(&d, "info name=e"), "shmpool/1 ok name=e ");
@@ -4339,6 +4434,7 @@ daemon_suite(void)
 	tcase_add_test(tc, test_empty_packet);
 	tcase_add_test(tc, test_flush_size_zero);
 	tcase_add_test(tc, test_attach_out_of_fds);
+	tcase_add_test(tc, test_gone_peer_and_long_value);
 	tcase_add_test(tc, test_other_version);
 	tcase_add_test(tc, test_credentials);
 	tcase_add_test(tc, test_huge_without_mount);
