@@ -2834,6 +2834,20 @@ START_TEST(test_attach_out_of_fds)
 }
 END_TEST
 
+/* mh for one byte at *byte and one descriptor in cbuf (SCM_RIGHTS). */
+static void
+fd_msg_init(struct msghdr *mh, struct iovec *iov, char *byte, char *cbuf,
+		size_t cbufsz)
+{
+	memset(mh, 0, sizeof(*mh));
+	iov->iov_base = byte;
+	iov->iov_len = 1;
+	mh->msg_iov = iov;
+	mh->msg_iovlen = 1;
+	mh->msg_control = cbuf;
+	mh->msg_controllen = cbufsz;
+}
+
 /*
  * A connection whose process is gone by the time the daemon accepts it
  * (the daemon stopped meanwhile; the socket passed on to the parent) is
@@ -2871,13 +2885,7 @@ START_TEST(test_gone_peer_and_long_value)
 		fd = conn_open(d.sock);
 		if (fd < 0)
 			_exit(1);
-		memset(&mh, 0, sizeof(mh));
-		iov.iov_base = &byte;
-		iov.iov_len = 1;
-		mh.msg_iov = &iov;
-		mh.msg_iovlen = 1;
-		mh.msg_control = cbuf;
-		mh.msg_controllen = sizeof(cbuf);
+		fd_msg_init(&mh, &iov, &byte, cbuf, sizeof(cbuf));
 		cm = CMSG_FIRSTHDR(&mh);
 		cm->cmsg_level = SOL_SOCKET;
 		cm->cmsg_type = SCM_RIGHTS;
@@ -2887,13 +2895,7 @@ START_TEST(test_gone_peer_and_long_value)
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	memset(&mh, 0, sizeof(mh));
-	iov.iov_base = &byte;
-	iov.iov_len = 1;
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = cbuf;
-	mh.msg_controllen = sizeof(cbuf);
+	fd_msg_init(&mh, &iov, &byte, cbuf, sizeof(cbuf));
 	ck_assert_int_eq(recvmsg(sp[0], &mh, 0), 1);
 	cm = CMSG_FIRSTHDR(&mh);
 	ck_assert(cm != NULL && cm->cmsg_type == SCM_RIGHTS);
