@@ -452,6 +452,16 @@ shmpool_attach(const char *name, const struct shmpool_attach_opts *opts,
 	return 0;
 }
 
+/* The refusal of a call through h, which the caller inherited through
+ * fork(2). */
+static int
+inherited_err(const struct pool_handle *h)
+{
+	return seterr(-EINVAL, "pool '%s': an attachment of pid %ld, which "
+		"this process inherited through fork(); attach again in this "
+		"process", h->name, (long)h->pid);
+}
+
 int
 shmpool_detach(struct shmpool *pool)
 {
@@ -481,10 +491,7 @@ shmpool_detach(struct shmpool *pool)
 	}
 	pthread_mutex_unlock(&handles_lock);
 	if (found < 0)
-		return seterr(-EINVAL, "pool '%s': an attachment of pid %ld, "
-			"which this process inherited through fork(); "
-			"attach again in this process", h->name,
-			(long)h->pid);
+		return inherited_err(h);
 	if (!found)
 		return seterr(-EINVAL, "not an attachment of this process "
 			"(detached already?)");
@@ -547,9 +554,7 @@ shmpool_cache_claim(struct shmpool *pool, unsigned int size,
 	if (pool == NULL || cachep == NULL)
 		return seterr(-EINVAL, "NULL pool or cache pointer");
 	if (!pool_handle_mine(pool_handle(pool)))
-		return seterr(-EINVAL, "pool '%s': an attachment this process "
-			"inherited through fork(); attach again in this "
-			"process", pool_handle(pool)->name);
+		return inherited_err(pool_handle(pool));
 	return slot_claim(pool_handle(pool), size, cachep);
 }
 

@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +30,6 @@ proto_parse(char *buf, size_t len, struct proto_msg *msg,
 {
 	char *p, *end, *tok, *eol, *ver;
 	size_t i;
-	uint64_t v;
 
 	memset(msg, 0, sizeof(*msg));
 	*bad_key = NULL;
@@ -73,11 +71,9 @@ proto_parse(char *buf, size_t len, struct proto_msg *msg,
 		return -EPROTO;
 	}
 	/* Any other number is another version, however it is written or
-	 * large (version UINT_MAX then: the text says which). */
-	msg->version_text = ver;
-	msg->version = proto_u64(ver, 0, UINT32_MAX, &v) == 0 ?
-		(unsigned int)v : UINT_MAX;
-	if (msg->version != PROTO_VERSION || ver[0] == '0') {
+	 * large: the text as the peer wrote it says which. */
+	msg->version = ver;
+	if (strcmp(ver, PROTO_STR(PROTO_VERSION)) != 0) {
 		snprintf(err, errsz, "incompatible versions: the peer speaks "
 			PROTO_MAGIC "%s, this side speaks " PROTO_MAGIC "%d",
 			ver, PROTO_VERSION);

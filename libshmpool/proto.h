@@ -19,6 +19,9 @@
 #include <sys/uio.h>
 
 #define PROTO_VERSION		1
+/* PROTO_VERSION as its text. */
+#define PROTO_STR_(x)		#x
+#define PROTO_STR(x)		PROTO_STR_(x)
 #define PROTO_REQ_MAX		4096		/* bytes in a request */
 #define PROTO_REPLY_MAX		65536		/* bytes in a reply */
 #define PROTO_KEYS_MAX		32		/* key=value pairs in a message */
@@ -32,8 +35,7 @@ struct proto_kv {
 
 /* A parsed message; the strings point into the caller's buffer. */
 struct proto_msg {
-	unsigned int version;		/* UINT_MAX: above what fits */
-	const char *version_text;	/* as the peer wrote it */
+	const char *version;		/* the number, as the peer wrote it */
 	const char *verb;		/* request verb, or "ok" / "error" */
 	const char *code;		/* error replies: the errno name */
 	const char *text;		/* error replies: msg=, to end of line */
@@ -46,7 +48,7 @@ struct proto_msg {
  * Parse the first line of buf (len bytes and room for one more, modified
  * in place: separators become NULs).  Returns 0, or a negative errno with a message naming the
  * problem in err (errsz bytes): -EPROTO for malformed text, -EPROTONOSUPPORT
- * for another version (msg->version is then set), -EINVAL for a repeated
+ * for another version (msg->version then names it), -EINVAL for a repeated
  * key (*bad_key points at it).
  */
 int proto_parse(char *buf, size_t len, struct proto_msg *msg,

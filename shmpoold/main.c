@@ -103,6 +103,26 @@ find_hugetlbfs(char *dir, size_t dirsz)
 	fclose(f);
 }
 
+/*
+ * path as an absolute path: itself, or joined to the folder the daemon
+ * starts in, in buf (not resolved: a link is read again as a link).  For
+ * --config, read again on SIGHUP by a daemon that may work in / by then;
+ * path itself when the folder cannot be had (config_load() then says
+ * what is wrong with it).
+ */
+static const char *
+path_absolute(const char *path, char *buf, size_t bufsz)
+{
+	size_t n;
+
+	if (path[0] == '/' || getcwd(buf, bufsz) == NULL)
+		return path;
+	n = strlen(buf);
+	if (snprintf(buf + n, bufsz - n, "/%s", path) >= (int)(bufsz - n))
+		return path;
+	return buf;
+}
+
 /* Merge options, environment, config and defaults into denv. */
 static int
 settle(const struct opts *o, const struct config *c, char *err, size_t errsz)
@@ -359,8 +379,11 @@ main(int argc, char **argv)
 		.it_value = { 0, SCAN_INTERVAL_MS * 1000000L },
 	};
 	static char config_abs[PATH_MAX];
+	/* Static: it lasts as long as the process, whichever way main()
+	 * returns (the parent of a daemon that forks, a start that fails),
+	 * as the leak checker of the sanitizer builds sees it. */
+	static struct config conf;
 	struct opts o = { NULL };
-	struct config conf;
 	const char *pidfile = NULL;
 	char defpidfile[sizeof(denv.socket) + 16];
 	char err[1024], lockpath[sizeof(denv.socket) + 8];
@@ -377,12 +400,8 @@ main(int argc, char **argv)
 			o.socket = optarg;
 			break;
 		case 'c':
-			/* Read again on SIGHUP, by a daemon that may work in
-			 * / by then: made absolute now (one that does not
-			 * exist is left for config_load() to report). */
-			o.config = optarg[0] != '/' &&
-				realpath(optarg, config_abs) != NULL ?
-				config_abs : optarg;
+			o.config = path_absolute(optarg, config_abs,
+				sizeof(config_abs));
 			break;
 		case 'H':
 			o.hugetlbfs = optarg;
@@ -442,7 +461,6 @@ main(int argc, char **argv)
 	}
 	if (settle(&o, &conf, err, sizeof(err)) < 0) {
 		fprintf(stderr, "shmpoold: %s\n", err);
-		config_free(&conf);
 		return 1;
 	}
 	pidfile = o.pidfile != NULL ? o.pidfile :
@@ -463,21 +481,17 @@ main(int argc, char **argv)
 
 		if (pipe2(ready, O_CLOEXEC) < 0) {
 			perror("shmpoold: pipe");
-			config_free(&conf);
 			return 1;
 		}
 		pid = fork();
 		if (pid < 0) {
 			perror("shmpoold: fork");
-			config_free(&conf);
 			return 1;
 		}
 		if (pid > 0) {
 			int status;
 
-			/* Return once the daemon serves, or failed; the
-			 * configuration is the child's. */
-			config_free(&conf);
+			/* Return once the daemon serves, or failed. */
 			close(ready[1]);
 			if (read(ready[0], &c, 1) == 1)
 				return 0;
@@ -514,7 +528,6 @@ main(int argc, char **argv)
 	    timerfd_settime(timer_tag.fd, 0, &its, NULL) < 0) {
 		fprintf(stderr, "shmpoold: event setup: %s\n",
 			strerror(errno));
-		config_free(&conf);
 		return 1;
 	}
 
@@ -522,7 +535,6 @@ main(int argc, char **argv)
 	if (lock_socket(&lockfd, err, sizeof(err)) < 0 ||
 	    server_start(denv.socket, err, sizeof(err)) < 0) {
 		fprintf(stderr, "shmpoold: %s\n", err);
-		config_free(&conf);
 		return 1;
 	}
 	snprintf(lockpath, sizeof(lockpath), "%s.lock", denv.socket);

@@ -658,8 +658,8 @@ handle(struct client *c, char *buf, size_t len, struct reply *r)
 	if (ret == -EPROTONOSUPPORT) {
 		snprintf(text, sizeof(text), "incompatible versions: the peer "
 			"speaks shmpool/%s, this daemon speaks shmpool/%d",
-			m.version_text, PROTO_VERSION);
-		reply_err(r, EPROTONOSUPPORT, "version", m.version_text, text);
+			m.version, PROTO_VERSION);
+		reply_err(r, EPROTONOSUPPORT, "version", m.version, text);
 		return;
 	}
 	if (ret == -EINVAL) {

@@ -902,13 +902,16 @@ run 1 timeout 10 "$ctl" --socket "$dir/fake/sock" dump fifo
 
 ###########################################################################
 # j. shmpoold's paths: a daemon that forks (and works in / from then on)
-# started with a relative --config reads that file again on SIGHUP; a
+# started with a relative --config reads that path again on SIGHUP; a
 # relative SHMPOOL_SOCKET is refused (exit 1), as a relative --socket is
 # (exit 2).
 ###########################################################################
 mkdir "$dir/rel"
 abs_shmpoold=$(cd "$(dirname "$shmpoold")" && pwd)/$(basename "$shmpoold")
-printf '%s\n' "[pool r1]" "objects = 64" "object-size = 64" >"$dir/rel/d.conf"
+# d.conf a link, moved to another file before SIGHUP: the link is what
+# is read again, not the file it named at the start.
+printf '%s\n' "[pool r1]" "objects = 64" "object-size = 64" >"$dir/rel/v1.conf"
+ln -s v1.conf "$dir/rel/d.conf"
 (cd "$dir/rel" && SHMPOOL_SOCKET="$dir/rel/sock" "$abs_shmpoold" -c d.conf \
 	--shm-dir "$dir/rel" --hugetlbfs none) >"$out" 2>"$err" && rc=0 || rc=$?
 # Killed at the end whatever happened to its parent.
@@ -918,7 +921,9 @@ same "shmpoold -c d.conf (relative), its exit status; stderr: $(cat "$err")" "$r
 [ -n "$rdaemon" ] || fail "no $dir/rel/shmpoold.pid"
 rinfo() { "$ctl" --socket "$dir/rel/sock" info "$1"; }
 poll 5 "pool r1 of the relative config" rinfo r1
-printf '%s\n' "[pool r2]" "objects = 64" "object-size = 64" >>"$dir/rel/d.conf"
+{ cat "$dir/rel/v1.conf"; printf '%s\n' "[pool r2]" "objects = 64" "object-size = 64"; } \
+	>"$dir/rel/v2.conf"
+ln -sf v2.conf "$dir/rel/d.conf"
 kill -HUP "$rdaemon"
 poll 5 "pool r2, added to the relative config before SIGHUP" rinfo r2
 kill -TERM "$rdaemon"
