@@ -2418,6 +2418,10 @@ static const struct bad_field bad_fields[] = {
 	{ "info name=", "shmpool/1 error EPROTO msg=" },
 	{ "info name=a=b", "shmpool/1 error EPROTO msg=" },
 	{ "", "shmpool/1 error EPROTO msg=" },
+	/* msg= takes the rest of the line, empty or not, in a request too. */
+	{ "info name=b msg=hello there",
+	  "shmpool/1 error EINVAL field=msg msg=" },
+	{ "info name=b msg=", "shmpool/1 error EINVAL field=msg msg=" },
 };
 
 /* The daemon still answers, and is still running. */
