@@ -319,12 +319,51 @@ pool_end(struct create_req *r, const char *file, char *err, size_t errsz)
 	return -1;
 }
 
+/* The keys set so far in one section (or before the first), each with
+ * its line, so that a second setting of one is refused rather than taken
+ * over the first. */
+#define SECTION_KEYS_MAX	16
+struct section_keys {
+	unsigned int n;
+	struct {
+		char key[32];
+		unsigned int line;
+	} k[SECTION_KEYS_MAX];
+};
+
+/* The line where key was set already in sk, or 0. */
+static unsigned int
+section_key_line(const struct section_keys *sk, const char *key)
+{
+	unsigned int i;
+
+	for (i = 0; i < sk->n; i++)
+		if (strcmp(sk->k[i].key, key) == 0)
+			return sk->k[i].line;
+	return 0;
+}
+
+/* Record key, set on line (a key that was accepted: one of the few
+ * there are, each shorter than the room for it). */
+static void
+section_key_add(struct section_keys *sk, const char *key, unsigned int line)
+{
+	if (sk->n == SECTION_KEYS_MAX)
+		return;
+	snprintf(sk->k[sk->n].key, sizeof(sk->k[sk->n].key), "%s", key);
+	sk->k[sk->n].line = line;
+	sk->n++;
+}
+
 int
 config_load(const char *file, struct config *c, char *err, size_t errsz)
 {
 	struct create_req *pool = NULL, *r;
-	char line[1024], msg[256];
-	unsigned int lineno = 0;
+	struct section_keys sk = { .n = 0 };
+	char *line = NULL, msg[256];
+	size_t linesz = 0;
+	unsigned int lineno = 0, first;
+	ssize_t len;
 	FILE *f;
 
 	f = fopen(file, "re");
@@ -333,13 +372,13 @@ config_load(const char *file, struct config *c, char *err, size_t errsz)
 		return -1;
 	}
 	snprintf(c->file, sizeof(c->file), "%s", file);
-	while (fgets(line, sizeof(line), f) != NULL) {
+	errno = 0;
+	while ((len = getline(&line, &linesz, f)) >= 0) {
 		char *p, *eq, *key, *value, *hash;
 
 		lineno++;
-		if (strchr(line, '\n') == NULL && !feof(f)) {
-			snprintf(msg, sizeof(msg), "line longer than %zu "
-				"bytes", sizeof(line) - 2);
+		if (memchr(line, '\0', (size_t)len) != NULL) {
+			snprintf(msg, sizeof(msg), "a NUL byte in the line");
 			goto bad;
 		}
 		hash = strchr(line, '#');
@@ -385,6 +424,7 @@ config_load(const char *file, struct config *c, char *err, size_t errsz)
 			snprintf(pool->name, sizeof(pool->name), "%s", name);
 			pool->line = lineno;
 			cds_list_add_tail(&pool->node, &c->pools);
+			sk.n = 0;
 			continue;
 		}
 		eq = strchr(p, '=');
@@ -397,6 +437,12 @@ config_load(const char *file, struct config *c, char *err, size_t errsz)
 		value = trim(eq + 1);
 		if (*key == '\0' || *value == '\0') {
 			snprintf(msg, sizeof(msg), "expected 'key = value'");
+			goto bad;
+		}
+		first = section_key_line(&sk, key);
+		if (first != 0) {
+			snprintf(msg, sizeof(msg), "%s is set twice (first on "
+				"line %u)", key, first);
 			goto bad;
 		}
 		if (pool != NULL) {
@@ -413,18 +459,22 @@ config_load(const char *file, struct config *c, char *err, size_t errsz)
 		} else if (strcmp(key, "hugetlbfs") == 0) {
 			c->hugetlbfs_line = lineno;
 		}
+		section_key_add(&sk, key, lineno);
 	}
 	if (ferror(f)) {
-		snprintf(err, errsz, "%s: read error", file);
+		snprintf(err, errsz, "%s: %s", file, strerror(errno != 0 ?
+			errno : EIO));
 		goto fail;
 	}
 	if (pool_end(pool, file, err, errsz) < 0)
 		goto fail;
+	free(line);
 	fclose(f);
 	return 0;
 bad:
 	snprintf(err, errsz, "%s:%u: %s", file, lineno, msg);
 fail:
+	free(line);
 	fclose(f);
 	config_free(c);
 	config_init(c);

@@ -134,8 +134,9 @@ settle(const struct opts *o, const struct config *c, char *err, size_t errsz)
 	s = o->socket != NULL ? o->socket : getenv(PROTO_SOCKET_ENV);
 	if (s == NULL || *s == '\0')
 		s = c->socket[0] != '\0' ? c->socket : PROTO_SOCKET_DEFAULT;
-	if (strlen(s) >= sizeof(denv.socket) - 5) {
-		snprintf(err, errsz, "socket path '%s' is too long", s);
+	if (strlen(s) >= sizeof(denv.socket)) {
+		snprintf(err, errsz, "socket path '%s' is longer than %zu "
+			"bytes", s, sizeof(denv.socket) - 1);
 		return -1;
 	}
 	/* --socket and the configuration key were checked already; the

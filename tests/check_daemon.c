@@ -3411,6 +3411,56 @@ START_TEST(test_config)
 		"pool 'demo' is defined twice");
 	bad_config(&b, "\n\n\n\n[pool .x]\nobjects = 8\nobject-size = 8\n", 5,
 		"bad pool name '.x'");
+	/* A key set twice, in a pool or before the first one: refused,
+	 * not the last taken; each pool has its own keys. */
+	bad_config(&b, "[pool x]\nobjects = 10\nobject-size = 8\n"
+		"objects = 20\n", 4, "objects is set twice (first on line 2)");
+	bad_config(&b, "destroy-on-exit = yes\n# c\ndestroy-on-exit = no\n"
+		"[pool x]\nobjects = 10\nobject-size = 8\n", 3,
+		"destroy-on-exit is set twice (first on line 1)");
+	bad_config(&b, "[pool x]\nobjects = 10\nobject-size = 8\n"
+		"[pool y]\nobjects = 10\nobject-size = 8\n"
+		"object-size=8\n", 7,
+		"object-size is set twice (first on line 6)");
+	/* A socket path as long as a socket's address can hold is the
+	 * daemon's limit too (below); one byte more is the file's error. */
+	memset(path, 'z', 108);
+	path[0] = '/';
+	path[108] = '\0';
+	snprintf(text, sizeof(text), "# x\nsocket = %s\n", path);
+	bad_config(&b, text, 2, "socket: path longer than 107 bytes");
+	/* A NUL byte in a line: named, not taken for the line's end. */
+	{
+		static const char nul[] = "# a\nobjects\0= 5\n";
+		FILE *f = fopen(b.conf, "w");
+
+		ck_assert_ptr_nonnull(f);
+		ck_assert_uint_eq(fwrite(nul, 1, sizeof(nul) - 1, f),
+			sizeof(nul) - 1);
+		ck_assert_int_eq(fclose(f), 0);
+		snprintf(want, sizeof(want), "shmpoold: %s:2: a NUL byte in "
+			"the line\n", b.conf);
+		{
+			const char *args[] = {
+				"-f", "--socket", b.sock, "--shm-dir", b.dir,
+				"--hugetlbfs", "none", "--config", b.conf, NULL
+			};
+
+			ck_assert_str_eq(start_fails(b.err, args, 1), want);
+		}
+	}
+	/* A file that cannot be read as a whole: named, with the reason. */
+	{
+		const char *args[] = {
+			"-f", "--socket", b.sock, "--shm-dir", b.dir,
+			"--hugetlbfs", "none", "--config", b.dir, NULL
+		};
+
+		snprintf(want, sizeof(want), "shmpoold: %s: Is a directory\n",
+			b.dir);
+		ck_assert_str_eq(start_fails(b.err, args, 1), want);
+		ck_assert(!exists(b.sock));
+	}
 	/* A hugetlbfs of the config's that is not a mount is the config's
 	 * error, named by its line (no --hugetlbfs here). */
 	{
@@ -3430,9 +3480,26 @@ START_TEST(test_config)
 	}
 	tu_rm_tree(b.dir);
 
-	/* A pool of the config is created at start. */
+	/* A pool of the config is created at start; a comment line may be
+	 * as long as it likes.  The socket's path is 107 bytes, the most a
+	 * socket's address holds. */
 	d_init(&d, "config");
-	write_file(d.conf, conf_c1);
+	{
+		size_t n = 5000, k = strlen(d.sock);
+		char *big = malloc(n + sizeof(conf_c1) + 2);
+
+		ck_assert_ptr_nonnull(big);
+		memset(big, 'x', n);
+		big[0] = '#';
+		big[n] = '\n';
+		memcpy(big + n + 1, conf_c1, sizeof(conf_c1));
+		write_file(d.conf, big);
+		free(big);
+		ck_assert_uint_lt(k, 100);
+		memset(d.sock + k - 4, 'z', 107 - (k - 4));
+		d.sock[107] = '\0';
+		ck_assert_int_eq(setenv("SHMPOOL_SOCKET", d.sock, 1), 0);
+	}
 	d_start(&d);
 	r = ask(&d, "info name=c1");
 	ck_assert_prefix(r, "shmpool/1 ok name=c1 ");
