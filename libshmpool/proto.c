@@ -199,6 +199,8 @@ static const struct {
 	{ EMFILE, "EMFILE" },
 	{ ENFILE, "ENFILE" },
 	{ ESRCH, "ESRCH" },
+	{ EISDIR, "EISDIR" },
+	{ ENOTDIR, "ENOTDIR" },
 };
 
 const char *

@@ -54,7 +54,8 @@ const struct counter_desc counters[SNAP_COUNTERS] = {
 	[CNT_PUT_BULK] = COUNTER(put_bulk, "Put calls."),
 	[CNT_PUT_OBJS] = COUNTER(put_objs, "Objects put."),
 	[CNT_PUT_COMMON_POOL_BULK] = COUNTER(put_common_pool_bulk,
-		"Enqueues to the ring (cache flushes and uncached puts)."),
+		"Enqueues to the ring that puts caused (flushes of a full "
+		"cache and uncached puts)."),
 	[CNT_PUT_COMMON_POOL_OBJS] = COUNTER(put_common_pool_objs,
 		"Objects enqueued to the ring."),
 	[CNT_GET_COMMON_POOL_BULK] = COUNTER(get_common_pool_bulk,

@@ -509,7 +509,9 @@ parse_num(struct ctl *c, const char *usage, const char *opt, const char *s,
 
 #define ACCOUNT_ID_MAX	4294967294ULL	/* the largest uid or gid */
 
-/* A user or group: a name or a number, one protocol token. */
+/* A user or group: a name or a number, one protocol token.  A name
+ * holds no ':' (the field separator of /etc/passwd and /etc/group) and
+ * no '/', which no user or group name can. */
 static int
 parse_account(struct ctl *c, const char *usage, const char *opt,
 		const char *s)
@@ -517,7 +519,7 @@ parse_account(struct ctl *c, const char *usage, const char *opt,
 	size_t i, len = strlen(s);
 
 	for (i = 0; i < len; i++)
-		if (s[i] < 0x21 || s[i] > 0x7e || s[i] == '=')
+		if (s[i] < 0x21 || s[i] > 0x7e || strchr("=:/", s[i]) != NULL)
 			break;
 	if (len == 0 || len > ACCOUNT_MAX || i < len || s[0] == '-')
 		return usage_error(c, usage, "--%s: '%.*s' is not a %s name "
@@ -981,8 +983,10 @@ do_flush(struct ctl *c, int argc, char **argv)
 		if (ch == OPT_SLOT) {
 			/* Any slot number: the daemon knows the pool's
 			 * range (and refuses one out of it, exit 1). */
-			ret = parse_num(c, usage_flush, "slot", optarg, 0,
-				UINT64_MAX, &slot);
+			if (proto_u64(optarg, 0, UINT64_MAX, &slot) < 0)
+				ret = usage_error(c, usage_flush, "--slot: "
+					"'%s' is not a decimal number",
+					optarg);
 			has_slot = 1;
 		} else if (ch == 'h') {
 			ret = -1;
@@ -1365,7 +1369,7 @@ run_batch(struct ctl *g, const char *file, int keep_going)
 	char *line = NULL, **words = NULL, *doc, *verb, where[PATH_MAX + 32];
 	size_t cap = 0, doclen;
 	unsigned long lineno = 0;
-	int first_fail = 0, status, n;
+	int first_fail = 0, status, n, nul;
 	struct jw w;
 	ssize_t len;
 	FILE *in;
@@ -1387,9 +1391,11 @@ run_batch(struct ctl *g, const char *file, int keep_going)
 		while (len > 0 && (line[len - 1] == '\n' ||
 				   line[len - 1] == '\r'))
 			line[--len] = '\0';
+		/* A NUL would end the line early, unseen: the line fails. */
+		nul = memchr(line, '\0', (size_t)len) != NULL;
 		for (p = line; is_sep(*p); p++)
 			;
-		if (*p == '\0' || *p == '#')
+		if (!nul && (*p == '\0' || *p == '#'))
 			continue;
 		free(words);
 		words = calloc((size_t)len / 2 + 2, sizeof(*words));
@@ -1415,8 +1421,12 @@ run_batch(struct ctl *g, const char *file, int keep_going)
 			}
 		}
 		/* The verb's name: run_verb() makes argv[0] the program's. */
-		verb = words[0];
-		status = run_verb(&c, n, words);
+		verb = n > 0 ? words[0] : "";
+		if (nul)
+			status = ctl_error(&c, EXIT_USAGE, "usage", NULL, NULL,
+				"a NUL byte in the line");
+		else
+			status = run_verb(&c, n, words);
 		if (g->json) {
 			fclose(c.out);
 			batch_result(&w, lineno, verb, status, doc, doclen);
@@ -1427,12 +1437,31 @@ run_batch(struct ctl *g, const char *file, int keep_going)
 		if (status != EXIT_OK && !keep_going)
 			break;
 	}
+	if (g->json)
+		jw_arr_close(&w);
 	if (ferror(in)) {
 		struct ctl c = *g;
+		int err = errno;
 
-		c.json = 0;
-		status = ctl_fail_local(&c, errno, "cannot read '%s': %s",
-			file, strerror(errno));
+		/* With --json, the batch's document says why too, as an
+		 * "error" beside the lines that ran: the error document,
+		 * {"error":{...}}, without its outer braces. */
+		doc = NULL;
+		doclen = 0;
+		if (g->json && (c.out = open_memstream(&doc, &doclen)) == NULL)
+			c.json = 0;
+		status = ctl_fail_local(&c, err, "cannot read '%s': %s",
+			file, strerror(err));
+		if (g->json && c.json) {
+			const size_t pre = sizeof("{\"error\":") - 1;
+
+			fclose(c.out);
+			while (doclen > 0 && doc[doclen - 1] != '}')
+				doclen--;
+			if (doclen > pre + 1)
+				jw_raw(&w, "error", doc + pre, doclen - pre - 1);
+			free(doc);
+		}
 		if (first_fail == 0)
 			first_fail = status;
 	}
@@ -1441,7 +1470,6 @@ run_batch(struct ctl *g, const char *file, int keep_going)
 	if (in != stdin)
 		fclose(in);
 	if (g->json) {
-		jw_arr_close(&w);
 		jw_i64(&w, "exit", first_fail);
 		jw_obj_close(&w);
 		jw_end(&w);

@@ -72,6 +72,7 @@ struct watch {
 	int tty;			/* redraw a terminal */
 	int failed;			/* a segment could not be read */
 	int reported;			/* a failure printed its document */
+	int sig;			/* --json: the signal that ended it */
 	struct sample prev, cur;
 	FILE *doc;			/* --json: the samples so far */
 	char *doc_buf;
@@ -532,6 +533,68 @@ next_tick(int64_t *deadline, int64_t start, int64_t interval)
 		*deadline = start + ((now - start) / interval + 1) * interval;
 }
 
+/* The signals that end watch; with --json they end it with the document
+ * of the samples so far (then of the signal). */
+static const int end_signals[] = { SIGINT, SIGTERM, SIGQUIT, SIGHUP };
+
+/* --json: those signals blocked but while waiting (json_wait()), so that
+ * each is seen there, never in the middle of a sample. */
+static void
+json_signals_setup(sigset_t *waitmask)
+{
+	struct sigaction sa;
+	sigset_t block;
+	unsigned int i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(&block);
+	for (i = 0; i < sizeof(end_signals) / sizeof(end_signals[0]); i++) {
+		sigaction(end_signals[i], &sa, NULL);
+		sigaddset(&block, end_signals[i]);
+	}
+	sigprocmask(SIG_BLOCK, &block, waitmask);
+	for (i = 0; i < sizeof(end_signals) / sizeof(end_signals[0]); i++)
+		sigdelset(waitmask, end_signals[i]);
+}
+
+/* Until deadline: 0, or 1 when a signal came (its number in
+ * got_signal). */
+static int
+json_wait(int64_t deadline, const sigset_t *waitmask)
+{
+	struct timespec ts;
+	int64_t left;
+
+	for (;;) {
+		if (got_signal != 0)
+			return 1;
+		left = deadline - now_ns();
+		if (left <= 0)
+			return 0;
+		ts = ns_to_ts(left);
+		ppoll(NULL, 0, &ts, waitmask);
+	}
+}
+
+/* Die of sig, as it would have had watch not waited for it. */
+static void
+die_of(int sig)
+{
+	struct sigaction sa;
+	sigset_t unblock;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);
+	sigemptyset(&unblock);
+	sigaddset(&unblock, sig);
+	raise(sig);
+	sigprocmask(SIG_UNBLOCK, &unblock, NULL);
+}
+
 static int
 watch_run(struct watch *w)
 {
@@ -544,6 +607,8 @@ watch_run(struct watch *w)
 		w->tty = 0;
 	if (w->tty)
 		w->c->quiet = 1;
+	else if (w->doc != NULL)
+		json_signals_setup(&waitmask);
 	ret = take_sample(w, 1);
 	if (ret != 0) {
 		w->reported = 1;
@@ -560,6 +625,11 @@ watch_run(struct watch *w)
 			quit = tty_wait(deadline, &waitmask);
 			if (quit)
 				break;
+		} else if (w->doc != NULL) {
+			if (json_wait(deadline, &waitmask)) {
+				w->sig = got_signal;
+				break;
+			}
 		} else {
 			struct timespec ts = ns_to_ts(deadline);
 
@@ -672,6 +742,10 @@ do_watch(struct ctl *c, int argc, char **argv)
 		if (!w.reported)
 			fwrite(w.doc_buf, 1, w.doc_len, c->out);
 		free(w.doc_buf);
+	}
+	if (w.sig != 0) {
+		fflush(c->out);
+		die_of(w.sig);
 	}
 	return ret;
 }

@@ -860,8 +860,10 @@ pool_destroy(struct pool *p, int force, char *err, size_t errsz)
 	unsigned int live = pool_live_slots(p);
 
 	if (live > 0 && !force) {
-		snprintf(err, errsz, "pool '%s' has %u attached cache slots; "
-			"force=1 destroys it anyway", p->name, live);
+		snprintf(err, errsz, "pool '%s' is in use: %u cache slot%s "
+			"attached; destroying it anyway takes force=1 "
+			"(shmpoolctl destroy --force)", p->name, live,
+			live == 1 ? "" : "s");
 		return -EBUSY;
 	}
 	if (unlink(p->path) < 0 && errno != ENOENT) {

@@ -564,6 +564,25 @@ run 0 "$ctl" --json watch p --interval 0.2
 json_one "watch --json (no --count)"
 jcheck "watch p --json: one sample" '.interval == 0.2 and (.samples | length) == 1 and
 	.samples[0].pools[0].name == "p" and .samples[0].pools[0].in_use == 7'
+# Ended by a signal, --json prints the document of the samples so far,
+# then dies of the signal.
+"$ctl" --json watch p --interval 0.05 --count 100000 >"$dir/watch-sig.out" 2>"$dir/watch-sig.err" &
+wpid_watch=$!
+pids="$pids $wpid_watch"
+# Once it catches SIGTERM (bit 15 of SigCgt), not before.
+catches_term() {
+	cgt=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
+	[ -n "$cgt" ] && [ $((0x$cgt & 0x4000)) -ne 0 ]
+}
+poll 5 "watch --json: catching SIGTERM" catches_term "$wpid_watch"
+kill -TERM "$wpid_watch"
+rc=0
+wait "$wpid_watch" || rc=$?
+same "watch --json, SIGTERM: its exit status" "$rc" 143
+cp "$dir/watch-sig.out" "$out"
+json_one "watch --json, SIGTERM"
+jcheck "watch --json, SIGTERM: the samples so far" '.interval == 0.05 and
+	all(.samples[]; .pools[0].name == "p" and .pools[0].in_use == 7)'
 run 4 "$ctl" watch nosuch --count 1
 # A pool made anew under the same name, within the same second as the
 # one before it, is a new pool: '-' for its rates in the next table.  The
@@ -637,6 +656,25 @@ run 2 "$ctl" -f "$dir/batch-f"
 grep -qF "shmpoolctl: $dir/batch-f:2:" "$err" ||
 	fail "-f in a batch line: no 'shmpoolctl: $dir/batch-f:2: ...' on stderr: $(cat "$err")"
 
+# So is a NUL byte, which would otherwise end the line unseen.
+printf 'ping\nping\000create z1 --objects 64 --object-size 64\nping\n' >"$dir/batch-z"
+run 2 "$ctl" -f "$dir/batch-z"
+grep -qxF "shmpoolctl: $dir/batch-z:2: a NUL byte in the line" "$err" ||
+	fail "-f, a NUL in line 2: no 'shmpoolctl: $dir/batch-z:2: a NUL byte in the line' on stderr: $(cat "$err")"
+absent z1
+run 2 "$ctl" --json -f "$dir/batch-z"
+json_one "--json -f, a NUL in line 2"
+jcheck "--json -f, a NUL in line 2" '[.results[].exit] == [0, 2] and .results[1].result.error.code == "usage" and .exit == 2'
+
+# A file that opens but cannot be read: exit 1, and with --json the
+# batch's document says why.
+run 1 "$ctl" -f "$dir"
+grep -qxF "shmpoolctl: cannot read '$dir': Is a directory" "$err" ||
+	fail "-f DIR: no \"cannot read '$dir': Is a directory\" on stderr: $(cat "$err")"
+run 1 "$ctl" --json -f "$dir"
+json_one "--json -f DIR"
+jcheck "--json -f DIR" '.results == [] and .error.code == "EISDIR" and .error.exit == 1 and .exit == 1'
+
 # Global options apply to every line.
 printf 'ping\n' >"$dir/batch-p"
 run 3 "$ctl" --socket "$dir/none" -f "$dir/batch-p"
@@ -702,6 +740,8 @@ create x --objects 10 --object-size 64 --owner -1
 create x --objects 10 --object-size 64 --owner 4294967295
 create x --objects 10 --object-size 64 --group -2
 create x --objects 10 --object-size 64 --group 99999999999
+create x --objects 10 --object-size 64 --owner a:b
+create x --objects 10 --object-size 64 --group a/b
 destroy
 destroy a b
 destroy --bogus p
@@ -842,6 +882,7 @@ run 4 "$ctl" destroy js --json
 json_error "destroy --json (no such pool)" 4 ENOENT
 run 1 "$ctl" --json destroy p
 json_error "--json destroy (busy)" 1 EBUSY
+jcheck "--json destroy (busy): the message" '.error.message == "pool '"'p'"' is in use: 2 cache slots attached; destroying it anyway takes force=1 (shmpoolctl destroy --force)"'
 
 run 1 "$ctl" --json flush p --slot 63
 json_error "--json flush (free slot)" 1 ENOENT
