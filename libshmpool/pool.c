@@ -422,6 +422,9 @@ shmpool_attach(const char *name, const struct shmpool_attach_opts *opts,
 		return seterr(-EINVAL, "pool name '%s' is not 1-%d characters "
 			"of [A-Za-z0-9._-] not starting with '.'",
 			name ? name : "(null)", SHMPOOL_NAME_MAX);
+	if (opts != NULL && (opts->flags & ~SHMPOOL_ATTACH_CACHE_SIZE) != 0)
+		return seterr(-EINVAL, "unknown attach flags 0x%x",
+			opts->flags & ~SHMPOOL_ATTACH_CACHE_SIZE);
 	if (ring_own_unfenced != 0)
 		return seterr(-ENOSYS, "membarrier(2) registration "
 			"(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) failed: "

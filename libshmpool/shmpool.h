@@ -60,7 +60,7 @@ struct shmpool_params {
 struct shmpool_attach_opts {
 	const char *path;		/* map this segment file rather than
 					   look the pool up by name */
-	unsigned int flags;		/* SHMPOOL_ATTACH_* */
+	unsigned int flags;		/* SHMPOOL_ATTACH_*; no other bit */
 	unsigned int cache_size;	/* default cache size of this attachment */
 };
 
@@ -124,15 +124,25 @@ SHMPOOL_API int shmpool_segment_create(const char *path, const char *name,
  * Safe to call from several threads; each call is a separate attachment.
  * Returns:
  *   0 on success, with *poolp set;
- *   -EINVAL: NULL name or poolp, a bad name, a bad cache size, or a
- *            segment at opts->path that holds another pool;
+ *   -EINVAL: NULL name or poolp, a bad name, a bad cache size, a flag
+ *            other than SHMPOOL_ATTACH_CACHE_SIZE, or a segment at
+ *            opts->path that holds another pool;
  *   -ENOENT: no such pool;
  *   -EBADMSG: the file is not a shmpool segment, or its header is
  *             inconsistent with itself or with the file's size;
- *   -EPROTO: the segment has an ABI version this library does not know;
+ *   -EPROTO: the segment has an ABI version this library does not know,
+ *            or shmpoold's reply cannot be read;
+ *   -EPROTONOSUPPORT: shmpoold speaks another version of its protocol;
  *   -EBUSY: every cache slot of the pool is taken;
  *   -ECONNREFUSED: shmpoold could not be reached, or did not answer;
- *   other negative errno values from open or mmap (-EACCES, -ENOMEM).
+ *   -EACCES: this process may not open the segment for reading and
+ *            writing (shmpoold's check, or open's at opts->path);
+ *   -EIO: the pool is broken (its segment truncated), or shmpoold
+ *         refused it with an error this library does not know;
+ *   -EMFILE: this process, or shmpoold, is out of file descriptors;
+ *   -ENOSYS: this process could not register for membarrier(2);
+ *   other negative errno values from open or mmap (-ENOMEM).
+ * libshmpool(3) says more of each.
  */
 SHMPOOL_API int shmpool_attach(const char *name, const struct shmpool_attach_opts *opts,
 		struct shmpool **poolp);

@@ -556,12 +556,17 @@ do_attach(struct client *c, const struct proto_msg *m, struct reply *r)
 		return -1;
 	cache = p->h->cache_size;
 	if (cs != NULL) {
-		if (proto_u64(cs, 0, SHMPOOL_CACHE_MAX_SIZE, &v) < 0 ||
-		    SHMPOOL_CACHE_FLUSHTHRESH(v) > p->h->obj_count) {
+		if (proto_u64(cs, 0, SHMPOOL_CACHE_MAX_SIZE, &v) < 0) {
 			snprintf(text, sizeof(text), "cache: '%.32s' is not a "
-				"number in 0..%u (1.5 times it at most the "
-				"pool's %u objects)", cs,
-				SHMPOOL_CACHE_MAX_SIZE, p->h->obj_count);
+				"number in 0..%u", cs, SHMPOOL_CACHE_MAX_SIZE);
+			return reply_err(r, EINVAL, "cache", cs, text);
+		}
+		if (SHMPOOL_CACHE_FLUSHTHRESH(v) > p->h->obj_count) {
+			snprintf(text, sizeof(text), "cache: a cache of %u "
+				"needs at least %u objects (1.5 times it), "
+				"pool '%s' has %u", (unsigned int)v,
+				(unsigned int)SHMPOOL_CACHE_FLUSHTHRESH(v),
+				p->name, p->h->obj_count);
 			return reply_err(r, EINVAL, "cache", cs, text);
 		}
 		cache = (unsigned int)v;

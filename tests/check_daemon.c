@@ -2577,6 +2577,18 @@ START_TEST(test_bad_requests)
 		check_alive(&d, bad_fields[i].req);
 	}
 
+	/* An attach's cache: a number in range, and one that fits. */
+	ck_assert_prefix(ask(&d, "create name=ac objects=1024 object-size=64"),
+		"shmpool/1 ok name=ac ");
+	ck_assert_str_eq(ask(&d, "attach name=ac cache=684"),
+		"shmpool/1 error EINVAL field=cache value=684 msg=cache: a "
+		"cache of 684 needs at least 1026 objects (1.5 times it), "
+		"pool 'ac' has 1024");
+	ck_assert_str_eq(ask(&d, "attach name=ac cache=4097"),
+		"shmpool/1 error EINVAL field=cache value=4097 msg=cache: "
+		"'4097' is not a number in 0..4096");
+	ck_assert_prefix(ask(&d, "destroy name=ac"), "shmpool/1 ok ");
+
 	/* Random bytes. */
 	for (i = 0; i < 256; i++)
 		big[i] = (char)(tu_rand(&seed) & 0xff);

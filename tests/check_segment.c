@@ -234,6 +234,12 @@ START_TEST(test_attach_refuses_bad_arguments)
 	ck_assert_int_eq(shmpool_attach("args", &o, NULL), -EINVAL);
 	ck_assert_int_eq(shmpool_attach("bad/name", &o, &pool), -EINVAL);
 	ck_assert_int_eq(shmpool_attach("other", &o, &pool), -EINVAL);
+	/* A flag this library does not know. */
+	o.flags = 0x80;
+	ck_assert_int_eq(shmpool_attach("args", &o, &pool), -EINVAL);
+	ck_assert_str_eq(shmpool_last_error(), "unknown attach flags 0x80");
+	o.flags = SHMPOOL_ATTACH_CACHE_SIZE | 0x2;
+	ck_assert_int_eq(shmpool_attach("args", &o, &pool), -EINVAL);
 	o.flags = SHMPOOL_ATTACH_CACHE_SIZE;
 	o.cache_size = SHMPOOL_CACHE_MAX_SIZE + 1;
 	ck_assert_int_eq(shmpool_attach("args", &o, &pool), -EINVAL);
