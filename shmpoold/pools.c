@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -58,6 +59,26 @@ watch_find(pid_t pid, uint64_t start_time)
 		if (w->pid == pid && w->start_time == start_time)
 			return w;
 	return NULL;
+}
+
+/*
+ * Has the watched process pid (started at start_time) exited, reaped or
+ * not?  Its /proc entry stays while it is a zombie, but its pidfd is
+ * readable from its exit on; the event loop reclaims its slots when it
+ * gets to that event.
+ */
+static int
+watch_proc_exited(pid_t pid, uint64_t start_time)
+{
+	struct watch *w = watch_find(pid, start_time);
+	struct pollfd pfd;
+
+	if (w == NULL)
+		return 0;
+	pfd.fd = w->tag.fd;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	return poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLIN);
 }
 
 /*
@@ -952,6 +973,8 @@ pool_attach(struct pool *p, const struct peer *who, unsigned int cache,
 		return -ESRCH;
 	}
 	ret = watch_add(who->pid, who->start_time);
+	if (ret == 0 && watch_proc_exited(who->pid, who->start_time))
+		ret = -ESRCH;
 	if (ret < 0) {
 		snprintf(err, errsz, ret == -ESRCH ? "process %ld is gone" :
 			"cannot watch process %ld (out of file descriptors?)",

@@ -42,8 +42,9 @@ static unsigned int nb_clients;
 
 /* A reply being built. */
 struct reply {
-	char buf[PROTO_REPLY_MAX];
+	char buf[PROTO_REPLY_MAX];	/* the reply and a NUL */
 	size_t len;
+	int cut;			/* a reply_add() did not fit */
 	int fd;				/* sent with it (not closed), or -1 */
 	struct pool *claimed;		/* an attach: its slot, given back */
 	uint32_t slot;			/* if the reply cannot be sent */
@@ -55,6 +56,7 @@ reply_init(struct reply *r)
 {
 	r->fd = -1;
 	r->claimed = NULL;
+	r->cut = 0;
 }
 
 static uint64_t
@@ -76,21 +78,24 @@ reply_add(struct reply *r, const char *fmt, ...)
 	va_list ap;
 	int n;
 
-	if (r->len >= sizeof(r->buf))
+	if (r->cut)
 		return;
 	va_start(ap, fmt);
 	n = vsnprintf(r->buf + r->len, sizeof(r->buf) - r->len, fmt, ap);
 	va_end(ap);
 	if (n > 0)
 		r->len += (size_t)n;
-	if (r->len >= sizeof(r->buf))
+	if (r->len >= sizeof(r->buf)) {
 		r->len = sizeof(r->buf) - 1;
+		r->cut = 1;
+	}
 }
 
 static void
 reply_ok(struct reply *r)
 {
 	r->len = 0;
+	r->cut = 0;
 	reply_add(r, "shmpool/%d ok", PROTO_VERSION);
 }
 
@@ -100,6 +105,7 @@ reply_err(struct reply *r, int err, const char *field, const char *value,
 		const char *text)
 {
 	r->len = 0;
+	r->cut = 0;
 	reply_add(r, "shmpool/%d error %s", PROTO_VERSION,
 		proto_errname(err));
 	if (field != NULL) {
@@ -324,6 +330,10 @@ struct verb {
 	int (*fn)(struct client *c, const struct proto_msg *m,
 		struct reply *r);
 	const char *keys[12];
+	/* For root and the daemon's group alone: what the verb does, for
+	 * the EPERM reply to anyone else, whatever the request holds
+	 * (handle()); NULL for a verb open to all. */
+	const char *managed;
 };
 
 /* Root and the daemon's group may change pools; else an EPERM reply. */
@@ -383,10 +393,6 @@ do_create(struct client *c, const struct proto_msg *m, struct reply *r)
 	unsigned int i;
 	int ret;
 
-	/* Who may, before what: one who may not gets EPERM whatever the
-	 * request holds. */
-	if (deny_unless_manager(c, r, "create pools"))
-		return -1;
 	create_req_init(&req);
 	for (i = 0; i < m->nkv; i++) {
 		ret = create_req_set(&req, m->kv[i].key, m->kv[i].value, text,
@@ -439,8 +445,8 @@ do_destroy(struct client *c, const struct proto_msg *m, struct reply *r)
 	char text[TEXT_MAX], name[SHMPOOL_NAME_MAX + 1];
 	int force = 0, ret;
 
-	if (deny_unless_manager(c, r, "destroy pools"))
-		return -1;
+	(void)c;
+
 	if (f != NULL) {
 		if (strcmp(f, "0") != 0 && strcmp(f, "1") != 0)
 			return reply_err(r, EINVAL, "force", f,
@@ -495,7 +501,7 @@ do_list(struct client *c, const struct proto_msg *m, struct reply *r)
 		reply_add(r, "\npool");
 		pool_summary(r, p);
 	}
-	if (r->len >= sizeof(r->buf) - 1)
+	if (r->cut)
 		return reply_err(r, EMSGSIZE, NULL, NULL,
 			"the list of pools does not fit in one reply");
 	return 0;
@@ -610,14 +616,14 @@ static int
 do_flush(struct client *c, const struct proto_msg *m, struct reply *r)
 {
 	const char *ks = proto_get(m, "slot");
+
+	(void)c;
 	unsigned int cached;
 	struct pool *p;
 	char text[TEXT_MAX];
 	uint64_t slot;
 	int ret;
 
-	if (deny_unless_manager(c, r, "flush caches"))
-		return -1;
 	p = need_pool(m, r);
 	if (p == NULL)
 		return -1;
@@ -638,15 +644,17 @@ do_flush(struct client *c, const struct proto_msg *m, struct reply *r)
 }
 
 static const struct verb verbs[] = {
-	{ "ping", do_ping, { NULL } },
+	{ "ping", do_ping, { NULL }, NULL },
 	{ "create", do_create, { "name", "objects", "object-size", NULL,
-		"cache", "slots", "huge", "owner", "group", "mode", NULL } },
-	{ "destroy", do_destroy, { "name", NULL, "force", NULL } },
-	{ "list", do_list, { NULL } },
-	{ "info", do_info, { "name", NULL } },
-	{ "attach", do_attach, { "name", NULL, "cache", NULL } },
-	{ "detach", do_detach, { "name", NULL } },
-	{ "flush", do_flush, { "name", "slot", NULL } },
+		"cache", "slots", "huge", "owner", "group", "mode", NULL },
+		"create pools" },
+	{ "destroy", do_destroy, { "name", NULL, "force", NULL },
+		"destroy pools" },
+	{ "list", do_list, { NULL }, NULL },
+	{ "info", do_info, { "name", NULL }, NULL },
+	{ "attach", do_attach, { "name", NULL, "cache", NULL }, NULL },
+	{ "detach", do_detach, { "name", NULL }, NULL },
+	{ "flush", do_flush, { "name", "slot", NULL }, "flush caches" },
 };
 
 static void
@@ -688,6 +696,8 @@ handle(struct client *c, char *buf, size_t len, struct reply *r)
 		reply_err(r, EINVAL, "verb", m.verb, text);
 		return;
 	}
+	if (v->managed != NULL && deny_unless_manager(c, r, v->managed))
+		return;
 	if (m.code != NULL || m.text != NULL) {
 		reply_err(r, EINVAL, m.code != NULL ? "verb" : "msg", NULL,
 			"a request has no status and no msg=");

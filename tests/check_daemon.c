@@ -2743,6 +2743,106 @@ START_TEST(test_empty_packet)
 }
 END_TEST
 
+/* The length of the list reply, which must be ok. */
+static size_t
+list_len(const struct daemon *d)
+{
+	const char *r = ask(d, "list");
+
+	ck_assert_prefix(r, "shmpool/1 ok count=");
+	return strlen(r);
+}
+
+/* Create a pool of one object of size bytes named c repeated k times
+ * (k <= 63; with seq >= 0, its last three characters are seq). */
+static void
+list_pool(const struct daemon *d, char c, unsigned int k, int seq,
+		unsigned int size)
+{
+	char name[SHMPOOL_NAME_MAX + 1];
+
+	ck_assert_uint_ge(k, 1);
+	ck_assert_uint_le(k, SHMPOOL_NAME_MAX);
+	memset(name, c, k);
+	name[k] = '\0';
+	if (seq >= 0) {
+		ck_assert_int_lt(seq, 1000);
+		name[k - 3] = (char)('0' + seq / 100);
+		name[k - 2] = (char)('0' + seq / 10 % 10);
+		name[k - 1] = (char)('0' + seq % 10);
+	}
+	ck_assert_prefix(ask(d, "create name=%s objects=1 object-size=%u "
+		"slots=1", name, size), "shmpool/1 ok ");
+}
+
+static unsigned int
+digits(unsigned int n)
+{
+	return n < 10 ? 1 : 1 + digits(n / 10);
+}
+
+/*
+ * list: a reply of 65535 bytes, the largest, is sent; one of 65536 is
+ * EMSGSIZE.  Pools of 63-character names fill it to within three lines,
+ * which three pools' names make exact (a pool's line holds its name
+ * twice, in name= and in path=, and object-size=10 is a byte more than
+ * object-size=1).
+ */
+START_TEST(test_list_largest_reply)
+{
+	unsigned int n = 0, line, base, k[3], kk, i;
+	size_t len, len0;
+	long rest;
+	int odd;
+	struct daemon d;
+
+	d_init(&d, "lst");
+	d_start(&d);
+	len0 = list_len(&d);
+	list_pool(&d, 'f', SHMPOOL_NAME_MAX, (int)n++, 1);
+	len = list_len(&d);
+	line = (unsigned int)(len - len0);
+	base = line - 2 * SHMPOOL_NAME_MAX;
+	/* Three lines to go, at most (the count's digits as it will be). */
+	for (;;) {
+		rest = 65535 - (long)len - (long)(digits(n + 3) - digits(n));
+		if (rest <= 3 * (long)line)
+			break;
+		list_pool(&d, 'f', SHMPOOL_NAME_MAX, (int)n++, 1);
+		len = list_len(&d);
+	}
+	ck_assert_int_gt(rest, 2 * (long)line);
+	rest -= 3 * (long)base;
+	odd = (int)(rest & 1);
+	kk = (unsigned int)(rest - odd) / 2;
+	k[0] = kk - 2 < SHMPOOL_NAME_MAX ? kk - 2 : SHMPOOL_NAME_MAX;
+	k[1] = kk - k[0] - 1 < SHMPOOL_NAME_MAX ? kk - k[0] - 1 :
+		SHMPOOL_NAME_MAX;
+	k[2] = kk - k[0] - k[1];
+	for (i = 0; i < 3; i++)
+		list_pool(&d, (char)('x' + i), k[i], -1, i == 2 && odd ? 10 : 1);
+	n += 3;
+	ck_assert_uint_eq(list_len(&d), 65535);
+
+	/* One byte more: x's object-size 10 rather than 1. */
+	{
+		char name[SHMPOOL_NAME_MAX + 1];
+		const char *r;
+
+		memset(name, 'x', k[0]);
+		name[k[0]] = '\0';
+		ck_assert_prefix(ask(&d, "destroy name=%s", name),
+			"shmpool/1 ok ");
+		list_pool(&d, 'x', k[0], -1, 10);
+		r = ask(&d, "list");
+		ck_assert_str_eq(r, "shmpool/1 error EMSGSIZE msg=the list of "
+			"pools does not fit in one reply");
+	}
+	check_alive(&d, "a list too long");
+	d_finish(&d);
+}
+END_TEST
+
 /*
  * flush of a cache of size 0 (a process attached with cache 0 to a pool
  * with caches): answered, with nothing cached, and no request set, as
@@ -2870,15 +2970,55 @@ fd_msg_init(struct msghdr *mh, struct iovec *iov, char *byte, char *cbuf,
  * answered all the same, and an attach on it fails with ESRCH.  And an
  * error's value= is the request's value, whole.
  */
-START_TEST(test_gone_peer_and_long_value)
+/* A connection to d made by a child, which pings first if ping, passes
+ * it to us and exits (its pid in *pidp, not reaped). */
+static int
+conn_from_child(const struct daemon *d, int ping, pid_t *pidp)
 {
-	char reply[REPLY_MAX + 1], req[512], want[512], cbuf[CMSG_SPACE(sizeof(int))];
+	char reply[REPLY_MAX + 1], cbuf[CMSG_SPACE(sizeof(int))];
 	struct iovec iov;
 	struct msghdr mh;
 	struct cmsghdr *cm;
+	int sp[2], fd;
+	char byte = 'f';
+	pid_t pid;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_DGRAM, 0, sp), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		fd = conn_open(d->sock);
+		if (fd < 0)
+			_exit(1);
+		if (ping && (conn_call(fd, "shmpool/1 ping", 14, reply,
+				sizeof(reply)) <= 0 ||
+			     strncmp(reply, "shmpool/1 ok ", 13) != 0))
+			_exit(3);
+		fd_msg_init(&mh, &iov, &byte, cbuf, sizeof(cbuf));
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+		_exit(sendmsg(sp[1], &mh, 0) == 1 ? 0 : 2);
+	}
+	fd_msg_init(&mh, &iov, &byte, cbuf, sizeof(cbuf));
+	ck_assert_int_eq(recvmsg(sp[0], &mh, 0), 1);
+	cm = CMSG_FIRSTHDR(&mh);
+	ck_assert(cm != NULL && cm->cmsg_type == SCM_RIGHTS);
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	close(sp[0]);
+	close(sp[1]);
+	*pidp = pid;
+	return fd;
+}
+
+START_TEST(test_gone_peer_and_long_value)
+{
+	char reply[REPLY_MAX + 1], req[512], want[512], name[201];
 	struct daemon d;
-	int sp[2], fd, status;
-	char byte = 'f', name[201];
+	siginfo_t si;
+	int fd, status;
 	pid_t pid;
 
 	d_init(&d, "gone");
@@ -2893,33 +3033,12 @@ START_TEST(test_gone_peer_and_long_value)
 		"value=%s msg=", name);
 	ck_assert_prefix(ask(&d, "%s", req), want);
 
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_DGRAM, 0, sp), 0);
+	/* Gone before the daemon accepted it. */
 	ck_assert_int_eq(kill(d.pid, SIGSTOP), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		fd = conn_open(d.sock);
-		if (fd < 0)
-			_exit(1);
-		fd_msg_init(&mh, &iov, &byte, cbuf, sizeof(cbuf));
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-		_exit(sendmsg(sp[1], &mh, 0) == 1 ? 0 : 2);
-	}
+	fd = conn_from_child(&d, 0, &pid);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	fd_msg_init(&mh, &iov, &byte, cbuf, sizeof(cbuf));
-	ck_assert_int_eq(recvmsg(sp[0], &mh, 0), 1);
-	cm = CMSG_FIRSTHDR(&mh);
-	ck_assert(cm != NULL && cm->cmsg_type == SCM_RIGHTS);
-	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-	close(sp[0]);
-	close(sp[1]);
 	ck_assert_int_eq(kill(d.pid, SIGCONT), 0);
-
 	ck_assert_int_gt(conn_call(fd, "shmpool/1 ping", 14, reply,
 		sizeof(reply)), 0);
 	ck_assert_prefix(reply, "shmpool/1 ok ");
@@ -2927,6 +3046,18 @@ START_TEST(test_gone_peer_and_long_value)
 		sizeof(reply)), 0);
 	check_error(reply, "ESRCH", "attach for a process gone at accept");
 	close(fd);
+
+	/* Accepted while it lived, exited since, not yet reaped (a zombie,
+	 * whose /proc entry stays): gone too. */
+	fd = conn_from_child(&d, 1, &pid);
+	ck_assert_int_eq(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
+	ck_assert_int_eq(si.si_code, CLD_EXITED);
+	ck_assert_int_eq(si.si_status, 0);
+	ck_assert_int_gt(conn_call(fd, "shmpool/1 attach name=p", 23, reply,
+		sizeof(reply)), 0);
+	check_error(reply, "ESRCH", "attach for a process exited, not reaped");
+	close(fd);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_kv_u(ask(&d, "info name=p"), "slots-in-use", 0);
 	d_finish(&d);
 }
@@ -2951,6 +3082,11 @@ nobody_worker(void *arg)
 		/* EPERM whatever else is wrong with the request. */
 		"shmpool/1 create name=nob objects=0 object-size=1",
 		"shmpool/1 destroy name=e force=x",
+		"shmpool/1 create name=nob objects=4",
+		"shmpool/1 create name=nob objects=4 object-size=8 bogus=1",
+		"shmpool/1 destroy",
+		"shmpool/1 flush name=e slot=0",
+		"shmpool/1 flush name=e",
 	};
 	struct shmpool *pool;
 	size_t i;
@@ -2980,7 +3116,7 @@ nobody_worker(void *arg)
 
 START_TEST(test_credentials)
 {
-	char buf[8192], *line[10], *save = NULL;
+	char buf[8192], *line[16], *save = NULL;
 	struct daemon d;
 	ssize_t n, len = 0;
 	int out[2], i = 0;
@@ -3005,19 +3141,24 @@ START_TEST(test_credentials)
 	close(out[0]);
 	tu_wait_children(&pid, 1, 5);
 
-	for (line[i] = strtok_r(buf, "\n", &save); line[i] != NULL && i < 9;
+	for (line[i] = strtok_r(buf, "\n", &save); line[i] != NULL && i < 15;
 			line[++i] = strtok_r(NULL, "\n", &save))
 		;
-	ck_assert_int_eq(i, 7);
+	ck_assert_int_eq(i, 12);
 	ck_assert_prefix(line[0], "shmpool/1 ok ");
 	check_error(line[1], "EPERM", "create by nobody");
 	check_error(line[2], "EPERM", "destroy by nobody");
 	check_error(line[3], "EPERM", "forced destroy by nobody");
 	check_error(line[4], "EPERM", "create by nobody with objects=0");
 	check_error(line[5], "EPERM", "destroy by nobody with force=x");
-	ck_assert_msg(strcmp(line[6], "attach -13") == 0,
+	check_error(line[6], "EPERM", "create by nobody, a key missing");
+	check_error(line[7], "EPERM", "create by nobody, an unknown key");
+	check_error(line[8], "EPERM", "destroy by nobody, no name");
+	check_error(line[9], "EPERM", "flush by nobody");
+	check_error(line[10], "EPERM", "flush by nobody, no slot");
+	ck_assert_msg(strcmp(line[11], "attach -13") == 0,
 		"attach by nobody to a 0660 pool of root's: %s, expected "
-		"-EACCES", line[6]);
+		"-EACCES", line[11]);
 
 	/* Nothing changed. */
 	ck_assert_prefix(ask(&d, "info name=e"), "shmpool/1 ok name=e ");
@@ -4517,6 +4658,7 @@ daemon_suite(void)
 	tcase_add_test(tc, test_bad_requests);
 	tcase_add_test(tc, test_create_in_background);
 	tcase_add_test(tc, test_empty_packet);
+	tcase_add_test(tc, test_list_largest_reply);
 	tcase_add_test(tc, test_flush_size_zero);
 	tcase_add_test(tc, test_attach_out_of_fds);
 	tcase_add_test(tc, test_gone_peer_and_long_value);
