@@ -91,14 +91,24 @@ proto_parse(char *buf, size_t len, struct proto_msg *msg,
 		p++;
 	if (*p != '\0')
 		*p++ = '\0';
+	/* A reply's status and its code (an errno name, never key=value:
+	 * a request whose verb reads "error" keeps its keys, and is
+	 * refused for its verb). */
 	if (strcmp(msg->verb, "error") == 0) {
+		char *code;
+
 		while (is_sep(*p))
 			p++;
-		msg->code = p;
-		while (*p != '\0' && !is_sep(*p))
+		code = p;
+		while (*p != '\0' && !is_sep(*p) && *p != '=')
 			p++;
-		if (*p != '\0')
-			*p++ = '\0';
+		if (*p != '=') {
+			msg->code = code;
+			if (*p != '\0')
+				*p++ = '\0';
+		} else {
+			p = code;
+		}
 	}
 
 	for (;;) {
@@ -371,6 +381,9 @@ proto_call(int sock, const char *req, char *buf, size_t bufsz,
 			"shmpoold's reply: %s", err);
 	else if (strcmp(msg->verb, "ok") == 0)
 		return 0;
+	else if (strcmp(msg->verb, "error") == 0 && msg->code == NULL)
+		ret = seterr(-EPROTO, "shmpoold's reply: an error without "
+			"its code");
 	else if (strcmp(msg->verb, "error") == 0)
 		ret = seterr(-proto_errnum(msg->code), "%s",
 			msg->text != NULL ? msg->text : msg->code);

@@ -370,9 +370,14 @@ seg_proc_start_time(pid_t pid, uint64_t *start_time)
 	if (fd < 0)
 		return -errno;
 	len = read(fd, buf, sizeof(buf) - 1);
+	if (len < 0)
+		len = -errno;
 	close(fd);
-	if (len <= 0)
-		return -EIO;
+	/* Gone between the open and the read: nothing, or ESRCH. */
+	if (len == 0 || len == -ESRCH)
+		return -ESRCH;
+	if (len < 0)
+		return (int)len;
 	buf[len] = '\0';
 	/* The command name may hold spaces and parentheses: skip to the
 	 * last ')', after which field 3 (state) starts. */

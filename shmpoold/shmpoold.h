@@ -50,11 +50,15 @@ int create_req_finish(struct create_req *r, const char **field,
 		char *err, size_t errsz);
 const char *policy_name(int policy);
 
+/* The longest folder path, and a NUL: the config's limit too, so that a
+ * path too long is the file's error, at its line. */
+#define DIR_MAX	1024
+
 struct config {
 	char file[PATH_MAX];		/* "" when the embedded defaults */
 	char socket[108];
-	char hugetlbfs[PATH_MAX];	/* "" unset, "none" disabled */
-	char shm_dir[PATH_MAX];
+	char hugetlbfs[DIR_MAX];	/* "" unset, "none" disabled */
+	char shm_dir[DIR_MAX];
 	unsigned int hugetlbfs_line;	/* where it was set, for errors */
 	char pidfile[PATH_MAX];
 	gid_t group;
@@ -72,7 +76,6 @@ void config_move(struct config *dst, struct config *src);
 int parse_group(const char *s, gid_t *gid);
 
 /* What the daemon runs with, options and config merged. */
-#define DIR_MAX	1024
 struct daemon_env {
 	char socket[108];
 	char hugetlbfs[DIR_MAX];	/* "" when no huge pages */

@@ -2422,6 +2422,12 @@ static const struct bad_field bad_fields[] = {
 	{ "info name=b msg=hello there",
 	  "shmpool/1 error EINVAL field=msg msg=" },
 	{ "info name=b msg=", "shmpool/1 error EINVAL field=msg msg=" },
+	/* "error" is a reply's status, not a verb, with or without a
+	 * code after it. */
+	{ "error msg=hello world",
+	  "shmpool/1 error EINVAL field=verb value=error msg=" },
+	{ "error EINVAL name=b",
+	  "shmpool/1 error EINVAL field=verb value=error msg=" },
 };
 
 /* The daemon still answers, and is still running. */
@@ -3582,6 +3588,19 @@ START_TEST(test_config)
 	path[108] = '\0';
 	snprintf(text, sizeof(text), "# x\nsocket = %s\n", path);
 	bad_config(&b, text, 2, "socket: path longer than 107 bytes");
+	/* So are folders of more than 1023 bytes, in the file's words. */
+	{
+		char dir[1100];
+
+		memset(dir, 'd', sizeof(dir) - 1);
+		dir[0] = '/';
+		dir[sizeof(dir) - 1] = '\0';
+		snprintf(text, sizeof(text), "shm-dir = %s\n", dir);
+		bad_config(&b, text, 1, "shm-dir: path longer than 1023 bytes");
+		snprintf(text, sizeof(text), "\nhugetlbfs = %s\n", dir);
+		bad_config(&b, text, 2,
+			"hugetlbfs: path longer than 1023 bytes");
+	}
 	/* A NUL byte in a line: named, not taken for the line's end. */
 	{
 		static const char nul[] = "# a\nobjects\0= 5\n";
