@@ -117,11 +117,12 @@ static void
 stats_fold(struct shmpool_stats *dst, struct shmpool_cache *c)
 {
 	struct shmpool_stats st;
+	uint64_t deadline = 0;
 
 	/* The totals as readers make them of the cache's counters
 	 * (stats.c), then every counter to 0. */
 	memset(&st, 0, sizeof(st));
-	cache_stats_add(&st, c);
+	cache_stats_add(&st, c, &deadline);
 #define FOLD(f) do { uatomic_add(&dst->f, st.f); } while (0)
 	FOLD(put_bulk);
 	FOLD(put_objs);

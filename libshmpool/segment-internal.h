@@ -300,7 +300,8 @@ cache_objs_got(const struct shmpool_cache_change_ *v)
 }
 
 /* stats.c */
-void cache_stats_add(struct shmpool_stats *st, const struct shmpool_cache *c);
+int cache_stats_add(struct shmpool_stats *st, const struct shmpool_cache *c,
+		uint64_t *deadline);
 uint32_t cache_len_read(const struct shmpool_cache *c);
 
 #if SHMPOOL_COPY_CALL_

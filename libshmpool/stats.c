@@ -64,17 +64,23 @@ cache_len_read(const struct shmpool_cache *c)
 	return SHMPOOL_W_LEN_(uatomic_read(&c->w));
 }
 
-/* Add the counters of a cache to st. */
-void
-cache_stats_add(struct shmpool_stats *st, const struct shmpool_cache *c)
+/* Add the counters of a cache to st: 0, or 1 when its owner was found in
+ * the middle of a change and the change's record was taken (the owner
+ * stopped or killed there).  *deadline is the caller's, 0 to begin with,
+ * shared by the caches it reads at once: the wait for owners in the
+ * middle of a change is CACHE_READ_WAIT_NS in all, however many there
+ * are (after it, each reader only spins its CACHE_READ_SPINS turns). */
+int
+cache_stats_add(struct shmpool_stats *st, const struct shmpool_cache *c,
+		uint64_t *deadline)
 {
+	int stuck = 0;
 	uint64_t pb = uatomic_read(&c->put_direct_bulk);
 	uint64_t po = uatomic_read(&c->put_direct_objs);
 	uint64_t gb = uatomic_read(&c->get_direct_bulk);
 	uint64_t go = uatomic_read(&c->get_direct_objs);
 #if SHMPOOL_STATS
 	struct shmpool_cache_change_ v;
-	uint64_t deadline = 0;
 	int64_t got;
 	uint32_t seq, tries = 0;
 
@@ -87,7 +93,7 @@ cache_stats_add(struct shmpool_stats *st, const struct shmpool_cache *c)
 		cmm_smp_rmb();
 		if (!(seq & 1) && uatomic_read(&c->seq) == seq)
 			break;
-		if (read_again(&tries, &deadline))
+		if (read_again(&tries, deadline))
 			continue;
 		/* Stopped, or killed, in the middle of a change: its record
 		 * says what it is to leave, whole while seq stays the same
@@ -99,8 +105,10 @@ cache_stats_add(struct shmpool_stats *st, const struct shmpool_cache *c)
 			SHMPOOL_CACHE_CHANGE_(READ)
 #undef READ
 			cmm_smp_rmb();
-			if (uatomic_read(&c->seq) == seq)
+			if (uatomic_read(&c->seq) == seq) {
+				stuck = 1;
 				break;
+			}
 		}
 		sched_yield();
 	}
@@ -120,6 +128,10 @@ cache_stats_add(struct shmpool_stats *st, const struct shmpool_cache *c)
 	st->get_success_objs += go;
 	st->get_common_pool_bulk += gb;
 	st->get_common_pool_objs += go;
+#if !SHMPOOL_STATS
+	(void)deadline;
+#endif
+	return stuck;
 }
 
 /* Add the retired totals (or another struct shmpool_stats) to st. */
@@ -170,7 +182,7 @@ stats_read_all(const struct pool_handle *h, struct shmpool_stats *st)
 		memset(st, 0, sizeof(*st));
 		/* A free slot's counters are zero: sum them all. */
 		for (i = 0; i < h->nb_slots; i++)
-			cache_stats_add(st, &h->slots[i].cache);
+			cache_stats_add(st, &h->slots[i].cache, &deadline);
 		stats_add(st, &h->hdr->retired);
 		cmm_smp_rmb();
 		if (!moving && folds_read(h, &moving) == before && !moving)
@@ -185,7 +197,7 @@ shmpool_stats_read(const struct shmpool *pool, int slot,
 		struct shmpool_stats *st)
 {
 	const struct pool_handle *h;
-	uint64_t owner;
+	uint64_t owner, deadline = 0;
 
 	if (pool == NULL || st == NULL)
 		return -EINVAL;
@@ -205,7 +217,7 @@ shmpool_stats_read(const struct shmpool *pool, int slot,
 		if (SLOT_STATE(owner) != SEG_SLOT_CLAIMED)
 			return -ENOENT;
 		cmm_smp_rmb();
-		cache_stats_add(st, &h->slots[slot].cache);
+		cache_stats_add(st, &h->slots[slot].cache, &deadline);
 		/* A slot is given back (pool.c: slot_retire(), shmpoold's
 		 * reclaim) by leaving CLAIMED first, then folding its
 		 * counters into the retired totals and clearing them: if it

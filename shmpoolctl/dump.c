@@ -71,22 +71,26 @@ const struct counter_desc counters[SNAP_COUNTERS] = {
 		"Objects the failed gets asked for."),
 };
 
-/* The counters of a cache, or of a struct shmpool_stats, as dst[CNT_*]:
- * relaxed 64-bit loads, each counter having a single writer. */
-static void
-counters_read(uint64_t *dst, const void *base, int in_cache)
+/* The counters of a cache (with deadline, cache_stats_add()'s, which
+ * says whether its owner was found in the middle of a change: 1), or of
+ * a struct shmpool_stats (deadline NULL), as dst[CNT_*]: relaxed 64-bit
+ * loads, each counter having a single writer. */
+static int
+counters_read(uint64_t *dst, const void *base, uint64_t *deadline)
 {
 	struct shmpool_stats st;
 	unsigned int i;
+	int stuck = 0;
 
 	memset(&st, 0, sizeof(st));
-	if (in_cache) {
-		cache_stats_add(&st, base);
+	if (deadline != NULL) {
+		stuck = cache_stats_add(&st, base, deadline);
 		base = &st;
 	}
 	for (i = 0; i < SNAP_COUNTERS; i++)
 		dst[i] = uatomic_read((const uint64_t *)((const char *)base +
 			counters[i].stats_off));
+	return stuck;
 }
 
 int
@@ -433,13 +437,16 @@ sigbus_catch(void)
  */
 static int
 snap_slots(struct pool_handle *h, struct pool_snap *snap, uint64_t *owners,
-		int want_process)
+		int want_process, uint64_t *deadline)
 {
 	int releasing = 0;
 	uint32_t i, len;
 
 	snap->nb_live = 0;
 	snap->total_cache_count = 0;
+	snap->unsettled = 0;
+	snap->bad_len = 0;
+	snap->bad_state = 0;
 	for (i = 0; i < h->nb_slots; i++) {
 		const struct seg_slot *s = &h->slots[i];
 		struct slot_snap *ss = &snap->slots[snap->nb_live];
@@ -449,6 +456,8 @@ snap_slots(struct pool_handle *h, struct pool_snap *snap, uint64_t *owners,
 		if (SLOT_STATE(owner) == SEG_SLOT_FREE)
 			continue;
 		releasing |= SLOT_STATE(owner) == SEG_SLOT_RELEASING;
+		snap->unsettled += SLOT_STATE(owner) == SEG_SLOT_RELEASING;
+		snap->bad_state += SLOT_STATE(owner) > SEG_SLOT_RELEASING;
 		cmm_smp_rmb();
 		ss->slot = i;
 		ss->state = SLOT_STATE(owner);
@@ -456,7 +465,10 @@ snap_slots(struct pool_handle *h, struct pool_snap *snap, uint64_t *owners,
 		len = cache_len_read(&s->cache);
 		/* A length out of range is no count. */
 		ss->len = len > h->obj_count ? 0 : len;
-		counters_read(ss->stats, &s->cache, 1);
+		snap->bad_len += len > h->obj_count;
+		if (counters_read(ss->stats, &s->cache, deadline) &&
+		    SLOT_STATE(owner) != SEG_SLOT_RELEASING)
+			snap->unsettled++;
 		ss->has_process = 0;
 		if (want_process)
 			ss->has_process = process_name(ss->pid,
@@ -488,7 +500,7 @@ pool_snap_read(const struct pool_ref *ref, struct pool_snap *snap,
 	struct pool_handle *h;
 	const struct seg_hdr *hdr;
 	uint64_t r2[SNAP_COUNTERS], *owners;
-	uint64_t ring;
+	uint64_t ring, deadline = 0;
 	uint32_t i, tries;
 	uint64_t avail;
 	int ret, releasing;
@@ -556,11 +568,11 @@ pool_snap_read(const struct pool_ref *ref, struct pool_snap *snap,
 	 * it retry.
 	 */
 	for (tries = 0;; tries++) {
-		counters_read(snap->retired, &hdr->retired, 0);
+		counters_read(snap->retired, &hdr->retired, NULL);
 		cmm_smp_rmb();
-		releasing = snap_slots(h, snap, owners,
-			want_process);
-		counters_read(r2, &hdr->retired, 0);
+		releasing = snap_slots(h, snap, owners, want_process,
+			&deadline);
+		counters_read(r2, &hdr->retired, NULL);
 		if ((!releasing && !owners_changed(h, owners) &&
 		     memcmp(r2, snap->retired, sizeof(r2)) == 0) ||
 		    tries + 1 == SNAP_TRIES)
@@ -586,6 +598,27 @@ pool_snap_read(const struct pool_ref *ref, struct pool_snap *snap,
 	free(owners);
 	pool_close(h);
 	return 0;
+}
+
+/* What snap could only read as best it could, on stderr: the numbers
+ * printed are those, and the exit status stays 0. */
+static void
+snap_warn(const struct ctl *c, const struct pool_snap *snap)
+{
+	if (snap->unsettled > 0)
+		ctl_warn(c, "pool '%s': %u slot(s) in the middle of a change "
+			"that did not end (an owner stopped or killed there, "
+			"not yet reclaimed by shmpoold): their counts are "
+			"read as their records say", snap->name,
+			snap->unsettled);
+	if (snap->bad_len > 0)
+		ctl_warn(c, "pool '%s': %u slot(s) with a cache length past "
+			"the pool's %u objects (a corrupt segment): counted "
+			"as 0", snap->name, snap->bad_len, snap->size);
+	if (snap->bad_state > 0)
+		ctl_warn(c, "pool '%s': %u slot(s) in a state no library "
+			"writes (a corrupt segment): listed as in use",
+			snap->name, snap->bad_state);
 }
 
 void
@@ -962,6 +995,7 @@ do_dump(struct ctl *c, int argc, char **argv)
 		ret = pool_snap_read(&refs.v[i], &snaps[n], 1, e->msg,
 			sizeof(e->msg));
 		if (ret == 0) {
+			snap_warn(c, &snaps[n]);
 			n++;
 			continue;
 		}

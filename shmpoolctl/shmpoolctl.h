@@ -214,6 +214,11 @@ struct pool_snap {
 	uint64_t retired[SNAP_COUNTERS];
 	struct slot_snap *slots;	/* the live (not free) ones */
 	uint32_t nb_live;
+	/* Slots read as best could be, to be said (dump): in the middle
+	 * of a change or a release that did not end (an owner stopped or
+	 * killed there, not reclaimed yet); with a cache length past the
+	 * pool's objects (counted as 0); in a state no library writes. */
+	uint32_t unsettled, bad_len, bad_state;
 };
 
 /*

@@ -17,6 +17,9 @@
  *              (exit 11 otherwise)
  *   wait       print "waiting", then block until a line arrives on stdin
  *   hold       print "ready", then block until killed or stdin ends
+ *   stall      leave the default cache as if stopped in the middle of a
+ *              change that changes nothing (its record written, its seq
+ *              odd): readers take the record (with stats; else nothing)
  *   detach     shmpool_detach()
  *
  * Then it exits 0, without detaching unless asked: the objects it still
@@ -37,7 +40,8 @@
 #define EXIT_GET	10
 #define EXIT_GETFAIL	11
 
-enum op_kind { OP_GET, OP_PUT, OP_GETFAIL, OP_WAIT, OP_HOLD, OP_DETACH };
+enum op_kind { OP_GET, OP_PUT, OP_GETFAIL, OP_WAIT, OP_HOLD, OP_STALL,
+	OP_DETACH };
 
 struct op {
 	enum op_kind kind;
@@ -106,6 +110,8 @@ parse_op(const char *s, struct op *op)
 		op->kind = OP_WAIT;
 	else if (strcmp(s, "hold") == 0)
 		op->kind = OP_HOLD;
+	else if (strcmp(s, "stall") == 0)
+		op->kind = OP_STALL;
 	else if (strcmp(s, "detach") == 0)
 		op->kind = OP_DETACH;
 	else
@@ -272,6 +278,20 @@ run_op(struct shmpool **poolp, struct stack *st, const struct op *op)
 		if (say("ready") < 0)
 			return EXIT_FAILURE;
 		return read_stdin(0) < 0 ? EXIT_FAILURE : 0;
+	case OP_STALL:
+#if SHMPOOL_STATS
+	{
+		struct shmpool_cache *c = shmpool_default_cache(*poolp);
+
+		c->change.w = c->w;
+		c->change.objs_adj = c->objs_adj;
+		c->change.put_bulk = c->put_bulk;
+		c->change.put_objs = c->put_objs;
+		c->change.get_success_bulk = c->get_success_bulk;
+		c->seq++;
+	}
+#endif
+		return 0;
 	case OP_DETACH:
 		ret = shmpool_detach(*poolp);
 		*poolp = NULL;

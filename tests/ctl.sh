@@ -494,6 +494,28 @@ done
 start_daemon
 run 0 "$ctl" dump
 same_file "dump with shmpoold restarted" "$out" "$dir/dump-all.txt"
+
+# A worker stopped in the middle of a change (its record written, its seq
+# odd): dump reads the record, says so on stderr, and takes no longer
+# than a wait for it.
+run 0 "$ctl" create st --objects 64 --object-size 64 --cache 8
+start_worker stall st get:2 put:2 stall hold
+wstall=$wpid
+wait_worker stall "$wstall" ready
+run 0 "$ctl" dump st
+if [ "$stats_on" = 1 ]; then
+	grep -qxF "shmpoolctl: pool 'st': 1 slot(s) in the middle of a change that did not end (an owner stopped or killed there, not yet reclaimed by shmpoold): their counts are read as their records say" "$err" ||
+		fail "dump of a worker stalled in a change: no warning on stderr: $(cat "$err")"
+else
+	[ ! -s "$err" ] || fail "dump without stats, a worker 'stalled': stderr: $(cat "$err")"
+fi
+grep -qx "    get_success_objs=$((stats_on * 2))" "$out" ||
+	fail "dump of a worker stalled in a change: get_success_objs is not $((stats_on * 2)): $(cat "$out")"
+kill -KILL "$wstall"
+wait "$wstall" 2>/dev/null || :
+st_free() { "$ctl" --json info st | jq -e '.slots_in_use == 0' >/dev/null; }
+poll 5 "the stalled worker's slot reclaimed" st_free
+run 0 "$ctl" destroy st
 echo "b. dump without the daemon: done"
 
 ###########################################################################
