@@ -415,26 +415,35 @@ tty_restore(void)
  * stop us blocked but while waiting (in ppoll()), so that each is seen
  * there, never in the middle of a redraw.
  */
-static int
-tty_setup(sigset_t *waitmask)
+/* Catch the n signals sigs (on_signal()), blocked but while waiting
+ * with *waitmask (ppoll()'s), which is made here. */
+static void
+signals_catch(const int *sigs, size_t n, sigset_t *waitmask)
 {
 	struct sigaction sa;
 	sigset_t block;
-	unsigned int i;
+	size_t i;
 
-	if (tcgetattr(STDIN_FILENO, &tty_saved) < 0)
-		return -errno;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	sigemptyset(&block);
-	for (i = 0; i < sizeof(tty_signals) / sizeof(tty_signals[0]); i++) {
-		sigaction(tty_signals[i], &sa, NULL);
-		sigaddset(&block, tty_signals[i]);
+	for (i = 0; i < n; i++) {
+		sigaction(sigs[i], &sa, NULL);
+		sigaddset(&block, sigs[i]);
 	}
 	sigprocmask(SIG_BLOCK, &block, waitmask);
-	for (i = 0; i < sizeof(tty_signals) / sizeof(tty_signals[0]); i++)
-		sigdelset(waitmask, tty_signals[i]);
+	for (i = 0; i < n; i++)
+		sigdelset(waitmask, sigs[i]);
+}
+
+static int
+tty_setup(sigset_t *waitmask)
+{
+	if (tcgetattr(STDIN_FILENO, &tty_saved) < 0)
+		return -errno;
+	signals_catch(tty_signals, sizeof(tty_signals) / sizeof(tty_signals[0]),
+		waitmask);
 	tty_raw();
 	return 0;
 }
@@ -483,11 +492,13 @@ tty_stop(void)
 }
 
 /*
- * Wait until deadline, reading keys.  Returns 0 at the deadline, 1 when
- * told to quit (q, or a signal: its number in got_signal).
+ * Wait until deadline, reading keys from the terminal if keys (else
+ * only the signals waitmask lets in: --json).  Returns 0 at the
+ * deadline, 1 when told to quit (q, or a signal: its number in
+ * got_signal).
  */
 static int
-tty_wait(int64_t deadline, const sigset_t *waitmask)
+tick_wait(int64_t deadline, const sigset_t *waitmask, int keys_too)
 {
 	struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
 	struct timespec ts;
@@ -508,7 +519,8 @@ tty_wait(int64_t deadline, const sigset_t *waitmask)
 		if (left <= 0)
 			return 0;
 		ts = ns_to_ts(left);
-		ret = ppoll(&pfd, 1, &ts, waitmask);
+		ret = ppoll(keys_too ? &pfd : NULL, keys_too ? 1 : 0, &ts,
+			waitmask);
 		if (ret < 0 && errno != EINTR)
 			return 1;
 		if (ret <= 0)
@@ -536,47 +548,6 @@ next_tick(int64_t *deadline, int64_t start, int64_t interval)
 /* The signals that end watch; with --json they end it with the document
  * of the samples so far (then of the signal). */
 static const int end_signals[] = { SIGINT, SIGTERM, SIGQUIT, SIGHUP };
-
-/* --json: those signals blocked but while waiting (json_wait()), so that
- * each is seen there, never in the middle of a sample. */
-static void
-json_signals_setup(sigset_t *waitmask)
-{
-	struct sigaction sa;
-	sigset_t block;
-	unsigned int i;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigemptyset(&block);
-	for (i = 0; i < sizeof(end_signals) / sizeof(end_signals[0]); i++) {
-		sigaction(end_signals[i], &sa, NULL);
-		sigaddset(&block, end_signals[i]);
-	}
-	sigprocmask(SIG_BLOCK, &block, waitmask);
-	for (i = 0; i < sizeof(end_signals) / sizeof(end_signals[0]); i++)
-		sigdelset(waitmask, end_signals[i]);
-}
-
-/* Until deadline: 0, or 1 when a signal came (its number in
- * got_signal). */
-static int
-json_wait(int64_t deadline, const sigset_t *waitmask)
-{
-	struct timespec ts;
-	int64_t left;
-
-	for (;;) {
-		if (got_signal != 0)
-			return 1;
-		left = deadline - now_ns();
-		if (left <= 0)
-			return 0;
-		ts = ns_to_ts(left);
-		ppoll(NULL, 0, &ts, waitmask);
-	}
-}
 
 /* Die of sig, as it would have had watch not waited for it. */
 static void
@@ -608,7 +579,11 @@ watch_run(struct watch *w)
 	if (w->tty)
 		w->c->quiet = 1;
 	else if (w->doc != NULL)
-		json_signals_setup(&waitmask);
+		/* Seen while waiting (tick_wait()), never in the middle of
+		 * a sample. */
+		signals_catch(end_signals,
+			sizeof(end_signals) / sizeof(end_signals[0]),
+			&waitmask);
 	ret = take_sample(w, 1);
 	if (ret != 0) {
 		w->reported = 1;
@@ -622,11 +597,11 @@ watch_run(struct watch *w)
 	for (nth = 1; w->count == 0 || nth <= w->count; nth++) {
 		next_tick(&deadline, start, w->interval);
 		if (w->tty) {
-			quit = tty_wait(deadline, &waitmask);
+			quit = tick_wait(deadline, &waitmask, 1);
 			if (quit)
 				break;
 		} else if (w->doc != NULL) {
-			if (json_wait(deadline, &waitmask)) {
+			if (tick_wait(deadline, &waitmask, 0)) {
 				w->sig = got_signal;
 				break;
 			}
