@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stddef.h>
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shmpoolctl.h"
@@ -429,6 +431,27 @@ sigbus_catch(void)
 }
 
 #define SNAP_TRIES	100	/* reads until one is consistent */
+#define SNAP_WAIT_NS	20000000	/* then, yielding, until this long */
+
+/* After SNAP_TRIES reads: yield the CPU, 1 while SNAP_WAIT_NS have not
+ * passed since the first yield (the same deadline as the caches' reads,
+ * so that the wait is that long in all, whatever held it up), 0 after
+ * it. */
+static int
+snap_wait(uint64_t *deadline)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+	if (*deadline == 0)
+		*deadline = now + SNAP_WAIT_NS;
+	else if (now > *deadline)
+		return 0;
+	sched_yield();
+	return 1;
+}
 
 /*
  * One pass over the slots into snap; the owner words as they were before
@@ -573,9 +596,13 @@ pool_snap_read(const struct pool_ref *ref, struct pool_snap *snap,
 		releasing = snap_slots(h, snap, owners, want_process,
 			&deadline);
 		counters_read(r2, &hdr->retired, NULL);
-		if ((!releasing && !owners_changed(h, owners) &&
-		     memcmp(r2, snap->retired, sizeof(r2)) == 0) ||
-		    tries + 1 == SNAP_TRIES)
+		if (!releasing && !owners_changed(h, owners) &&
+		    memcmp(r2, snap->retired, sizeof(r2)) == 0)
+			break;
+		/* A slot being released, or owners that came and went: a
+		 * release takes a moment, one stopped or killed in the
+		 * middle of it lasts (snap->unsettled says so). */
+		if (tries + 1 >= SNAP_TRIES && !snap_wait(&deadline))
 			break;
 	}
 	ring = rings_count(h);
