@@ -384,14 +384,7 @@ ring_repair(const struct ring_view *v, uint32_t ring, const uint64_t *recs,
 	uint64_t cons, prod, q, e;
 
 	memset(st, 0, sizeof(*st));
-	/* Heads of one moment: cons, then prod, then cons unchanged. */
-	do {
-		cons = uatomic_read(&v->r->cons_head);
-		cmm_smp_rmb();
-		prod = uatomic_read(&v->r->prod_head);
-		cmm_smp_rmb();
-	} while (uatomic_read(&v->r->cons_head) != cons);
-	if (prod < cons || prod - cons > v->size)
+	if (ring_heads_read(v, &cons, &prod) < 0)
 		return -EBADMSG;
 	/* Entries read after the heads: positions below prod were claimed. */
 	for (q = cons; q < prod; q++) {

@@ -337,6 +337,28 @@ ring_count(const struct ring_view *v)
 }
 
 /*
+ * The heads of ring v at one moment: cons, then prod, then cons
+ * unchanged.  0, or -EBADMSG when they are not those of a ring (prod
+ * behind cons, or more than the ring holds between them): a segment
+ * written at random, as a live ring never reads so.
+ */
+static inline int
+ring_heads_read(const struct ring_view *v, uint64_t *consp, uint64_t *prodp)
+{
+	uint64_t cons, prod;
+
+	do {
+		cons = uatomic_read(&v->r->cons_head);
+		cmm_smp_rmb();
+		prod = uatomic_read(&v->r->prod_head);
+		cmm_smp_rmb();
+	} while (uatomic_read(&v->r->cons_head) != cons);
+	*consp = cons;
+	*prodp = prod;
+	return prod < cons || prod - cons > v->size ? -EBADMSG : 0;
+}
+
+/*
  * Move a side's head from *pos to *pos + n with a compare-and-swap.  On
  * failure *pos is the head as it is now.
  */

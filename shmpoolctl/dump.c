@@ -606,6 +606,16 @@ pool_snap_read(const struct pool_ref *ref, struct pool_snap *snap,
 			break;
 	}
 	ring = rings_count(h);
+	/* A ring's heads no ring can have, or more positions between them
+	 * than the pool's objects and the holes among them (read after the
+	 * heads: a warning, not an error). */
+	for (i = 0; i < h->nb_rings; i++) {
+		uint64_t cons, prod;
+
+		snap->bad_rings += ring_heads_read(&h->rings[i], &cons,
+			&prod) < 0 || prod - cons > h->obj_count +
+			uatomic_read(&h->rings[i].r->holes);
+	}
 	bus_armed = 0;
 
 	snap->common_pool_count = ring > h->obj_count ? h->obj_count : ring;
@@ -646,6 +656,10 @@ snap_warn(const struct ctl *c, const struct pool_snap *snap)
 		ctl_warn(c, "pool '%s': %u slot(s) in a state no library "
 			"writes (a corrupt segment): listed as in use",
 			snap->name, snap->bad_state);
+	if (snap->bad_rings > 0)
+		ctl_warn(c, "pool '%s': %u ring(s) whose heads no ring can "
+			"have (a corrupt segment): their objects counted as "
+			"0 to the ring's size", snap->name, snap->bad_rings);
 }
 
 void

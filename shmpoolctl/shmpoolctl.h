@@ -219,6 +219,9 @@ struct pool_snap {
 	 * killed there, not reclaimed yet); with a cache length past the
 	 * pool's objects (counted as 0); in a state no library writes. */
 	uint32_t unsettled, bad_len, bad_state;
+	/* Rings whose heads are not those of a ring (ring_heads_read()):
+	 * their counts taken as clamped. */
+	uint32_t bad_rings;
 };
 
 /*

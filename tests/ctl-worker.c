@@ -20,6 +20,9 @@
  *   stall      leave the default cache as if stopped in the middle of a
  *              change that changes nothing (its record written, its seq
  *              odd): readers take the record (with stats; else nothing)
+ *   breakring  move ring 0's consumers' head past its producers' (heads
+ *              no ring can have), until
+ *   fixring    puts it back
  *   detach     shmpool_detach()
  *
  * Then it exits 0, without detaching unless asked: the objects it still
@@ -35,13 +38,14 @@
 #include <unistd.h>
 
 #include "shmpool.h"
+#include "segment-internal.h"
 
 #define EXIT_USAGE	2
 #define EXIT_GET	10
 #define EXIT_GETFAIL	11
 
 enum op_kind { OP_GET, OP_PUT, OP_GETFAIL, OP_WAIT, OP_HOLD, OP_STALL,
-	OP_DETACH };
+	OP_BREAKRING, OP_FIXRING, OP_DETACH };
 
 struct op {
 	enum op_kind kind;
@@ -112,6 +116,10 @@ parse_op(const char *s, struct op *op)
 		op->kind = OP_HOLD;
 	else if (strcmp(s, "stall") == 0)
 		op->kind = OP_STALL;
+	else if (strcmp(s, "breakring") == 0)
+		op->kind = OP_BREAKRING;
+	else if (strcmp(s, "fixring") == 0)
+		op->kind = OP_FIXRING;
 	else if (strcmp(s, "detach") == 0)
 		op->kind = OP_DETACH;
 	else
@@ -292,6 +300,21 @@ run_op(struct shmpool **poolp, struct stack *st, const struct op *op)
 	}
 #endif
 		return 0;
+	case OP_BREAKRING:
+	case OP_FIXRING:
+	{
+		struct ring *r = pool_handle(*poolp)->rings[0].r;
+		static uint64_t moved;
+
+		/* Consumers 5 positions past producers, and back. */
+		if (op->kind == OP_BREAKRING) {
+			moved = r->prod_head - r->cons_head + 5;
+			r->cons_head += moved;
+		} else {
+			r->cons_head -= moved;
+		}
+		return 0;
+	}
 	case OP_DETACH:
 		ret = shmpool_detach(*poolp);
 		*poolp = NULL;

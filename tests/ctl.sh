@@ -515,6 +515,22 @@ kill -KILL "$wstall"
 wait "$wstall" 2>/dev/null || :
 st_free() { "$ctl" --json info st | jq -e '.slots_in_use == 0' >/dev/null; }
 poll 5 "the stalled worker's slot reclaimed" st_free
+
+# A ring whose heads no ring can have: dump warns, and no longer once
+# they are put back.
+start_worker ring st breakring wait fixring hold
+wring=$wpid
+wait_worker ring "$wring" waiting
+run 0 "$ctl" dump st
+grep -qxF "shmpoolctl: pool 'st': 1 ring(s) whose heads no ring can have (a corrupt segment): their objects counted as 0 to the ring's size" "$err" ||
+	fail "dump of a ring with its heads crossed: no warning on stderr: $(cat "$err")"
+echo >"$dir/ring.in"
+wait_worker ring "$wring" ready
+run 0 "$ctl" dump st
+[ ! -s "$err" ] || fail "dump of a ring put back: stderr: $(cat "$err")"
+kill -KILL "$wring"
+wait "$wring" 2>/dev/null || :
+poll 5 "the ring worker's slot reclaimed" st_free
 run 0 "$ctl" destroy st
 echo "b. dump without the daemon: done"
 
