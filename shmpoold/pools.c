@@ -433,7 +433,11 @@ pools_scan(void)
 					reclaim(p, i, pid, 0, "claimer gone");
 			} else if (watch_find(pid, t) == NULL &&
 				   watch_add(pid, t) == -ESRCH) {
-				reclaim(p, i, pid, 0, "owner gone");
+				/* Its pid free, or another process's now
+				 * (which started at another time). */
+				reclaim(p, i, pid, 0, kill(pid, 0) == 0 ||
+					errno == EPERM ? "owner gone, its pid "
+					"now another process's" : "owner gone");
 			}
 		}
 	}
@@ -994,8 +998,12 @@ pool_attach(struct pool *p, const struct peer *who, unsigned int cache,
 void
 pool_unclaim(struct pool *p, uint32_t slot, pid_t pid)
 {
-	if (pool_intact(p) && slot < p->h->nb_slots)
+	if (pool_intact(p) && slot < p->h->nb_slots) {
 		slot_retire(p->h, &p->h->slots[slot], pid, 0);
+		log_msg(LOG_INFO, "pool '%s': slot %u given back (pid %ld "
+			"did not get the reply to its attach)", p->name, slot,
+			(long)pid);
+	}
 	watch_prune();
 }
 
