@@ -431,7 +431,7 @@ sigbus_catch(void)
 }
 
 #define SNAP_TRIES	100	/* reads until one is consistent */
-#define SNAP_WAIT_NS	20000000	/* then, yielding, until this long */
+#define SNAP_WAIT_NS	20000000	/* then, yielding, this long */
 
 /* After SNAP_TRIES reads: yield the CPU, 1 while SNAP_WAIT_NS have not
  * passed since the first yield (the same deadline as the caches' reads,

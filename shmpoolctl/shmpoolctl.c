@@ -1459,7 +1459,8 @@ run_batch(struct ctl *g, const char *file, int keep_going)
 			while (doclen > 0 && doc[doclen - 1] != '}')
 				doclen--;
 			if (doclen > pre + 1)
-				jw_raw(&w, "error", doc + pre, doclen - pre - 1);
+				jw_raw(&w, "error", doc + pre,
+					doclen - pre - 1);
 			free(doc);
 		}
 		if (first_fail == 0)

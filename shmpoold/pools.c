@@ -61,6 +61,13 @@ watch_find(pid_t pid, uint64_t start_time)
 	return NULL;
 }
 
+/* Is there a process of that pid (whoever's)? */
+static int
+pid_taken(pid_t pid)
+{
+	return kill(pid, 0) == 0 || errno == EPERM;
+}
+
 /*
  * Has the watched process pid (started at start_time) exited, reaped or
  * not?  Its /proc entry stays while it is a zombie, but its pidfd is
@@ -431,13 +438,22 @@ pools_scan(void)
 				 * the claimer is gone. */
 				if (kill(pid, 0) < 0 && errno == ESRCH)
 					reclaim(p, i, pid, 0, "claimer gone");
-			} else if (watch_find(pid, t) == NULL &&
-				   watch_add(pid, t) == -ESRCH) {
+			} else if (watch_find(pid, t) == NULL) {
+				int ret = watch_add(pid, t);
+
 				/* Its pid free, or another process's now
 				 * (which started at another time). */
-				reclaim(p, i, pid, 0, kill(pid, 0) == 0 ||
-					errno == EPERM ? "owner gone, its pid "
-					"now another process's" : "owner gone");
+				if (ret == -ESRCH)
+					reclaim(p, i, pid, 0, pid_taken(pid) ?
+						"owner gone, its pid now "
+						"another process's" :
+						"owner gone");
+				else if (ret == 0)
+					log_msg(LOG_INFO, "pool '%s': slot %u "
+						"of pid %ld, claimed without "
+						"shmpoold or before it "
+						"started, watched", p->name,
+						i, (long)pid);
 			}
 		}
 	}

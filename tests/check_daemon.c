@@ -2826,7 +2826,8 @@ START_TEST(test_list_largest_reply)
 		SHMPOOL_NAME_MAX;
 	k[2] = kk - k[0] - k[1];
 	for (i = 0; i < 3; i++)
-		list_pool(&d, (char)('x' + i), k[i], -1, i == 2 && odd ? 10 : 1);
+		list_pool(&d, (char)('x' + i), k[i], -1,
+			i == 2 && odd ? 10 : 1);
 	n += 3;
 	ck_assert_uint_eq(list_len(&d), 65535);
 
