@@ -303,6 +303,10 @@ cache_objs_got(const struct shmpool_cache_change_ *v)
 int cache_stats_add(struct shmpool_stats *st, const struct shmpool_cache *c,
 		uint64_t *deadline);
 uint32_t cache_len_read(const struct shmpool_cache *c);
+/* A reader that found a writer in the middle of something, before it
+ * reads again: 1 after a spin or a yield, 0 once its wait is over
+ * (*tries and *deadline 0 to begin with). */
+int read_again(uint32_t *tries, uint64_t *deadline);
 
 #if SHMPOOL_COPY_CALL_
 /* copy-x86_64.S: the builds of shmpool_copy_add_() and

@@ -363,21 +363,20 @@ seg_proc_start_time(pid_t pid, uint64_t *start_time)
 	char path[64], buf[1024], *p;
 	unsigned long long t;
 	ssize_t len;
-	int fd, field;
+	int fd, field, err;
 
 	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	len = read(fd, buf, sizeof(buf) - 1);
-	if (len < 0)
-		len = -errno;
+	err = errno;
 	close(fd);
 	/* Gone between the open and the read: nothing, or ESRCH. */
-	if (len == 0 || len == -ESRCH)
+	if (len == 0 || (len < 0 && err == ESRCH))
 		return -ESRCH;
 	if (len < 0)
-		return (int)len;
+		return -err;
 	buf[len] = '\0';
 	/* The command name may hold spaces and parentheses: skip to the
 	 * last ')', after which field 3 (state) starts. */

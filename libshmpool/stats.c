@@ -42,7 +42,7 @@ now_ns(void)
 
 /* Before reading again: spin, then yield.  0 (and no wait) once
  * CACHE_READ_WAIT_NS have passed since the first yield. */
-static int
+int
 read_again(uint32_t *tries, uint64_t *deadline)
 {
 	if (++*tries < CACHE_READ_SPINS) {
@@ -172,7 +172,10 @@ folds_read(const struct pool_handle *h, int *moving)
 static void
 stats_read_all(const struct pool_handle *h, struct shmpool_stats *st)
 {
-	uint64_t before, deadline = 0;
+	/* Two waits: for the owners in the middle of a change, all of them
+	 * at once (cache_stats_add()), and for a move, which takes a
+	 * moment once they are read. */
+	uint64_t before, deadline = 0, caches_deadline = 0;
 	uint32_t i, tries = 0;
 	int moving;
 
@@ -182,7 +185,8 @@ stats_read_all(const struct pool_handle *h, struct shmpool_stats *st)
 		memset(st, 0, sizeof(*st));
 		/* A free slot's counters are zero: sum them all. */
 		for (i = 0; i < h->nb_slots; i++)
-			cache_stats_add(st, &h->slots[i].cache, &deadline);
+			cache_stats_add(st, &h->slots[i].cache,
+				&caches_deadline);
 		stats_add(st, &h->hdr->retired);
 		cmm_smp_rmb();
 		if (!moving && folds_read(h, &moving) == before && !moving)

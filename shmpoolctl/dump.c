@@ -14,7 +14,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stddef.h>
@@ -22,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "shmpoolctl.h"
@@ -430,28 +428,6 @@ sigbus_catch(void)
 	sigaction(SIGBUS, &sa, NULL);
 }
 
-#define SNAP_TRIES	100	/* reads until one is consistent */
-#define SNAP_WAIT_NS	20000000	/* then, yielding, this long */
-
-/* After SNAP_TRIES reads: yield the CPU, 1 while SNAP_WAIT_NS have not
- * passed since the first yield (the same deadline as the caches' reads,
- * so that the wait is that long in all, whatever held it up), 0 after
- * it. */
-static int
-snap_wait(uint64_t *deadline)
-{
-	struct timespec ts;
-	uint64_t now;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
-	if (*deadline == 0)
-		*deadline = now + SNAP_WAIT_NS;
-	else if (now > *deadline)
-		return 0;
-	sched_yield();
-	return 1;
-}
 
 /*
  * One pass over the slots into snap; the owner words as they were before
@@ -523,8 +499,8 @@ pool_snap_read(const struct pool_ref *ref, struct pool_snap *snap,
 	struct pool_handle *h;
 	const struct seg_hdr *hdr;
 	uint64_t r2[SNAP_COUNTERS], *owners;
-	uint64_t ring, deadline = 0;
-	uint32_t i, tries;
+	uint64_t ring, deadline = 0, caches_deadline = 0;
+	uint32_t i, tries = 0;
 	uint64_t avail;
 	int ret, releasing;
 
@@ -590,19 +566,20 @@ pool_snap_read(const struct pool_ref *ref, struct pool_snap *snap,
 	 * twice or not at all.  Workers that only get and put do not make
 	 * it retry.
 	 */
-	for (tries = 0;; tries++) {
+	for (;;) {
 		counters_read(snap->retired, &hdr->retired, NULL);
 		cmm_smp_rmb();
 		releasing = snap_slots(h, snap, owners, want_process,
-			&deadline);
+			&caches_deadline);
 		counters_read(r2, &hdr->retired, NULL);
 		if (!releasing && !owners_changed(h, owners) &&
 		    memcmp(r2, snap->retired, sizeof(r2)) == 0)
 			break;
 		/* A slot being released, or owners that came and went: a
 		 * release takes a moment, one stopped or killed in the
-		 * middle of it lasts (snap->unsettled says so). */
-		if (tries + 1 >= SNAP_TRIES && !snap_wait(&deadline))
+		 * middle of it lasts (snap->unsettled says so).  The
+		 * caches' own wait is another, spent once. */
+		if (!read_again(&tries, &deadline))
 			break;
 	}
 	ring = rings_count(h);

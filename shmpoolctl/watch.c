@@ -410,11 +410,6 @@ tty_restore(void)
 	tcsetattr(STDIN_FILENO, TCSAFLUSH, &tty_saved);
 }
 
-/*
- * Take the terminal: no echo, no line editing; the signals that end or
- * stop us blocked but while waiting (in ppoll()), so that each is seen
- * there, never in the middle of a redraw.
- */
 /* Catch the n signals sigs (on_signal()), blocked but while waiting
  * with *waitmask (ppoll()'s), which is made here. */
 static void
@@ -437,6 +432,30 @@ signals_catch(const int *sigs, size_t n, sigset_t *waitmask)
 		sigdelset(waitmask, sigs[i]);
 }
 
+/* Give the n signals sigs their default actions, and unblock them. */
+static void
+signals_default(const int *sigs, size_t n)
+{
+	struct sigaction sa;
+	sigset_t unblock;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(&unblock);
+	for (i = 0; i < n; i++) {
+		sigaction(sigs[i], &sa, NULL);
+		sigaddset(&unblock, sigs[i]);
+	}
+	sigprocmask(SIG_UNBLOCK, &unblock, NULL);
+}
+
+/*
+ * Take the terminal: no echo, no line editing; the signals that end or
+ * stop us blocked but while waiting (in ppoll()), so that each is seen
+ * there, never in the middle of a redraw.
+ */
 static int
 tty_setup(sigset_t *waitmask)
 {
@@ -452,20 +471,9 @@ tty_setup(sigset_t *waitmask)
 static void
 tty_done(void)
 {
-	struct sigaction sa;
-	sigset_t unblock;
-	unsigned int i;
-
 	tty_restore();
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	sigemptyset(&sa.sa_mask);
-	sigemptyset(&unblock);
-	for (i = 0; i < sizeof(tty_signals) / sizeof(tty_signals[0]); i++) {
-		sigaction(tty_signals[i], &sa, NULL);
-		sigaddset(&unblock, tty_signals[i]);
-	}
-	sigprocmask(SIG_UNBLOCK, &unblock, NULL);
+	signals_default(tty_signals,
+		sizeof(tty_signals) / sizeof(tty_signals[0]));
 }
 
 /* Ctrl-Z: the terminal as it was while stopped, ours again after. */
@@ -548,23 +556,6 @@ next_tick(int64_t *deadline, int64_t start, int64_t interval)
 /* The signals that end watch; with --json they end it with the document
  * of the samples so far (then of the signal). */
 static const int end_signals[] = { SIGINT, SIGTERM, SIGQUIT, SIGHUP };
-
-/* Die of sig, as it would have had watch not waited for it. */
-static void
-die_of(int sig)
-{
-	struct sigaction sa;
-	sigset_t unblock;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	sigemptyset(&sa.sa_mask);
-	sigaction(sig, &sa, NULL);
-	sigemptyset(&unblock);
-	sigaddset(&unblock, sig);
-	raise(sig);
-	sigprocmask(SIG_UNBLOCK, &unblock, NULL);
-}
 
 static int
 watch_run(struct watch *w)
@@ -719,8 +710,11 @@ do_watch(struct ctl *c, int argc, char **argv)
 		free(w.doc_buf);
 	}
 	if (w.sig != 0) {
+		/* Die of it, as without the wait for it. */
 		fflush(c->out);
-		die_of(w.sig);
+		signals_default(end_signals,
+			sizeof(end_signals) / sizeof(end_signals[0]));
+		raise(w.sig);
 	}
 	return ret;
 }

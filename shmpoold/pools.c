@@ -436,7 +436,7 @@ pools_scan(void)
 			} else if (t == 0) {
 				/* The claim is not complete: wait, unless
 				 * the claimer is gone. */
-				if (kill(pid, 0) < 0 && errno == ESRCH)
+				if (!pid_taken(pid))
 					reclaim(p, i, pid, 0, "claimer gone");
 			} else if (watch_find(pid, t) == NULL) {
 				int ret = watch_add(pid, t);

@@ -616,13 +616,13 @@ static int
 do_flush(struct client *c, const struct proto_msg *m, struct reply *r)
 {
 	const char *ks = proto_get(m, "slot");
-
-	(void)c;
 	unsigned int cached;
 	struct pool *p;
 	char text[TEXT_MAX];
 	uint64_t slot;
 	int ret;
+
+	(void)c;
 
 	p = need_pool(m, r);
 	if (p == NULL)
@@ -698,8 +698,9 @@ handle(struct client *c, char *buf, size_t len, struct reply *r)
 	}
 	if (v->managed != NULL && deny_unless_manager(c, r, v->managed))
 		return;
-	if (m.code != NULL || m.text != NULL) {
-		reply_err(r, EINVAL, m.code != NULL ? "verb" : "msg", NULL,
+	/* (A status, "error" and its code, makes an unknown verb.) */
+	if (m.text != NULL) {
+		reply_err(r, EINVAL, "msg", NULL,
 			"a request has no status and no msg=");
 		return;
 	}
