@@ -204,7 +204,7 @@ fold_pool(const char *name, struct shmpool_cache **c)
 }
 
 /* The hits' counts are folded from the cache's word into its totals
- * every 2^14 objects put, the get calls with them: many times here, and
+ * every 2^15 objects put, the get calls with them: many times here, and
  * nothing lost. */
 START_TEST(test_fold)
 {
@@ -235,13 +235,14 @@ START_TEST(test_fold)
 #if SHMPOOL_STATS
 	/* 12.2 M objects put and 210 k gets: the fields were folded many
 	 * times (the get calls with the objects put), and the objects put
-	 * hold less than one fold's worth. */
+	 * hold less than one fold's worth: the put that takes them to 2^15
+	 * folds them. */
 	ck_assert_uint_eq(b.put_bulk, 1);
-	ck_assert_uint_ge(c->put_objs, (uint64_t)cycles * FOLD_CYCLE_OBJS -
-		(1 << 14) - 300);
-	ck_assert_uint_ge(c->get_success_bulk, cycles * FOLD_NB_SIZES -
-		(1 << 14));
-	ck_assert_uint_le(SHMPOOL_W_PUT_OBJS_(c->w), (1 << 14) + 300);
+	ck_assert_uint_gt(c->put_objs, (uint64_t)cycles * FOLD_CYCLE_OBJS -
+		(1 << 15));
+	ck_assert_uint_gt(c->get_success_bulk, cycles * FOLD_NB_SIZES -
+		(1 << 15));
+	ck_assert_uint_lt(SHMPOOL_W_PUT_OBJS_(c->w), 1 << 15);
 	ck_assert_uint_eq(c->seq % 2, 0);
 #endif
 	/* Released: the same totals, retired. */
@@ -253,11 +254,11 @@ START_TEST(test_fold)
 END_TEST
 
 /*
- * The fold comes exactly where the objects put by hits reach 2^14: the
- * put that finds them there goes to the slow path, which folds the word
- * (the objects put, and the put and get calls with them) and then puts.
- * Gets and puts of one object, hits all but the first get (a refill,
- * which folds and then counts itself): each adds one to its fields.
+ * The fold comes exactly where the objects put by hits reach 2^15: the
+ * put hit that takes them there folds the word (the objects put, and the
+ * put and get calls with them), its own counts included.  Gets and puts
+ * of one object, hits all but the first get (a refill, which folds and
+ * then counts itself): each adds one to its fields.
  */
 START_TEST(test_fold_point)
 {
@@ -265,7 +266,7 @@ START_TEST(test_fold_point)
 	struct shmpool *pool;
 	struct shmpool_cache *c;
 	uint64_t put_objs, put_bulk, get_bulk;
-	unsigned int i;
+	unsigned int i, seq;
 	void *obj;
 
 	pool = fold_pool("foldpt", &c);
@@ -275,27 +276,30 @@ START_TEST(test_fold_point)
 	put_objs = c->put_objs;
 	put_bulk = c->put_bulk;
 	get_bulk = c->get_success_bulk;
-	for (i = 1; i < 1 << 14; i++) {
+	for (i = 1; i < (1 << 15) - 1; i++) {
 		ck_assert_int_eq(shmpool_get(pool, &obj), 0);
 		ck_assert_int_eq(shmpool_put(pool, obj), 0);
 	}
-	/* 2^14 - 1 more of each, not folded yet. */
-	ck_assert_uint_eq(SHMPOOL_W_PUT_OBJS_(c->w), 1 << 14);
-	ck_assert_uint_eq(SHMPOOL_W_PUT_CALLS_(c->w), 1 << 14);
-	ck_assert_uint_eq(SHMPOOL_W_GET_CALLS_(c->w), 1 << 14);
+	/* 2^15 - 2 more of each, not folded yet. */
+	ck_assert_uint_eq(SHMPOOL_W_PUT_OBJS_(c->w), (1 << 15) - 1);
+	ck_assert_uint_eq(SHMPOOL_W_PUT_CALLS_(c->w), (1 << 15) - 1);
+	ck_assert_uint_eq(SHMPOOL_W_GET_CALLS_(c->w), (1 << 15) - 1);
 	ck_assert_uint_eq(SHMPOOL_W_LEN_(c->w), 513);
 	ck_assert_uint_eq(c->put_objs, put_objs);
 	ck_assert_uint_eq(c->put_bulk, put_bulk);
 	ck_assert_uint_eq(c->get_success_bulk, get_bulk);
-	/* The get is a hit; the put folds, then counts itself in the
-	 * word. */
+	/* The get is a hit; the put is one too, and folds the word, its
+	 * own counts with the rest: one change of the cache (seq up by 2),
+	 * no ring operation. */
+	seq = c->seq;
 	ck_assert_int_eq(shmpool_get(pool, &obj), 0);
 	ck_assert_int_eq(shmpool_put(pool, obj), 0);
-	ck_assert_uint_eq(c->w, SHMPOOL_W_PUT_OBJ_ + SHMPOOL_W_PUT_CALL_ +
-		513);
-	ck_assert_uint_eq(c->put_objs, put_objs + (1 << 14));
-	ck_assert_uint_eq(c->put_bulk, put_bulk + (1 << 14));
-	ck_assert_uint_eq(c->get_success_bulk, get_bulk + (1 << 14) + 1);
+	ck_assert_uint_eq(c->seq, seq + 2);
+	ck_assert_uint_eq(c->put_common_pool_bulk, 0);
+	ck_assert_uint_eq(c->w, 513);
+	ck_assert_uint_eq(c->put_objs, put_objs + (1 << 15));
+	ck_assert_uint_eq(c->put_bulk, put_bulk + (1 << 15));
+	ck_assert_uint_eq(c->get_success_bulk, get_bulk + (1 << 15));
 	ck_assert_uint_eq(c->seq % 2, 0);
 	shmpool_detach(pool);
 #else

@@ -46,25 +46,24 @@
  *
  *   bits  0..15   len, the objects in objs[0 .. len) (at most 6144 after
  *                 a call; 8192 for a moment, in a refill before its take)
- *   bits 16..30   objects put by hits
- *   bits 31..46   get calls that hit
- *   bits 47..62   put calls that hit
+ *   bits 16..31   get calls that hit
+ *   bits 32..47   put calls that hit
+ *   bits 48..63   objects put by hits
  *
- * so that a get of n adds 2^31 - n (a 32-bit immediate) and a put 2^47 +
- * n * (2^16 + 1), one add either way, a constant when n is.  The fields
- * are folded into the totals by every refill, every flush of a cache that
- * holds objects, and the slow path of a put that finds the fold bit of
- * the objects put set: bit 30 of the word (bit 14 of that field; the
- * get calls' field starts at bit 31 at most, so that a get's addend
- * 2^G - n stays a 32-bit immediate, and the objects put sit below it),
- * which a put hit takes into the length it compares with its threshold
- * (SHMPOOL_W_PUT_LEN_), so that from 2^14 objects put the next put goes
- * to the slow path: at most one fold per 2^14 objects put by hits.  The
- * put fields stay under 2^15: a put adds at most 6144 objects, and one
- * call with one object at least.
+ * so that a get of n adds 2^16 - n (a 32-bit immediate) and a put
+ * n * (2^48 + 1) + 2^32, one add either way, a constant when n is.  The
+ * fields are folded into the totals by every refill, every flush of a
+ * cache that holds objects, and the put hit whose add takes the objects
+ * put to 2^15: its add overflows as a signed number (the word's top bit
+ * is set), and the hit folds the word, its own counts included, after
+ * the add (shmpool_cache_fold_()): at most one fold per 2^15 objects put
+ * by hits, and no test before the hit but its length's.  Only a put hit
+ * sets that bit, and only the same hit sees it set.  The objects put
+ * stay under 2^15 + 6144 < 2^16 (a put adds at most 6144), the put
+ * calls under that (one object a call at least).
  * A get hit tests nothing: between two folds, each takes an object that
  * was in the cache after the first (at most 8192) or was put since
- * (under 2^14 + 6144), so that the get calls stay under 2^16 (static
+ * (under 2^15 + 6144), so that the get calls stay under 2^16 (static
  * assertions in cache.c).
  * The objects got by hits are not counted, they follow: every object
  * that went into the cache and did not leave it by a flush, nor is in it,
@@ -157,33 +156,27 @@ struct shmpool_cache {
 
 /* The fields of w. */
 #define SHMPOOL_W_LEN_(w)	((uint32_t)(uint16_t)(w))
-#define SHMPOOL_W_PUT_OBJS_(w)	((uint32_t)((w) >> 16) & 0x7fff)
-#define SHMPOOL_W_GET_CALLS_(w)	((uint32_t)(uint16_t)((w) >> 31))
-#define SHMPOOL_W_PUT_CALLS_(w)	((uint32_t)(uint16_t)((w) >> 47))
+#define SHMPOOL_W_PUT_OBJS_(w)	((uint32_t)((w) >> 48))
+#define SHMPOOL_W_GET_CALLS_(w)	((uint32_t)(uint16_t)((w) >> 16))
+#define SHMPOOL_W_PUT_CALLS_(w)	((uint32_t)(uint16_t)((w) >> 32))
 #if SHMPOOL_STATS
 /* What a hit adds to w besides its length: a get call (a 32-bit
  * immediate with the length's part), a put call, and per object put. */
-#define SHMPOOL_W_GET_CALL_	(UINT64_C(1) << 31)
-#define SHMPOOL_W_PUT_CALL_	(UINT64_C(1) << 47)
-#define SHMPOOL_W_PUT_OBJ_	(UINT64_C(1) << 16)
-/* The fields are to be folded: bit 14 of the objects put, bit 30 of w
- * (the get calls need no test, above). */
-#define SHMPOOL_W_PUT_FULL_(w)	(((w) >> 30) & 1)
-/* The length with the put field's fold bit, 2^30 when it is set, and
- * whether a put of n fits under the threshold ft after len: one compare
- * for both, made in 64 bits, so that n == 0 (n - 1 is 2^32 - 1) and a
- * field to fold (len from 2^30) both exceed ft. */
-#define SHMPOOL_W_PUT_LEN_(w)	((uint32_t)(w) & UINT32_C(0x4000ffff))
-#define SHMPOOL_PUT_FITS_(n, len, ft)	((uint64_t)((n) - 1) + (len) < (ft))
+#define SHMPOOL_W_GET_CALL_	(UINT64_C(1) << 16)
+#define SHMPOOL_W_PUT_CALL_	(UINT64_C(1) << 32)
+#define SHMPOOL_W_PUT_OBJ_	(UINT64_C(1) << 48)
+/* The fields are to be folded: the objects put reached 2^15, the top
+ * bit of w (the get calls need no test, above). */
+#define SHMPOOL_W_PUT_FULL_(w)	((w) >> 63)
 #else
 #define SHMPOOL_W_GET_CALL_	0
 #define SHMPOOL_W_PUT_CALL_	0
 #define SHMPOOL_W_PUT_OBJ_	0
 #define SHMPOOL_W_PUT_FULL_(w)	0
-#define SHMPOOL_W_PUT_LEN_(w)	SHMPOOL_W_LEN_(w)
-/* len never exceeds ft; n == 0 wraps. */
-#define SHMPOOL_PUT_FITS_(n, len, ft)	((n) - 1 < (ft) - (len))
 #endif
+/* Whether a put of n fits under the threshold ft after len: len never
+ * exceeds ft; n == 0 wraps. */
+#define SHMPOOL_PUT_FITS_(n, len, ft)	((n) - 1 < (ft) - (len))
 
 /* The objects in the cache, objs[0 .. len). */
 static inline uint32_t
@@ -246,6 +239,11 @@ SHMPOOL_API SHMPOOL_NOPLT_ int shmpool_generic_get_slow_(struct shmpool *pool,
 		void **objs, unsigned int n, struct shmpool_cache *cache);
 SHMPOOL_API SHMPOOL_NOPLT_ int shmpool_generic_put_slow_(struct shmpool *pool,
 		void * const *objs, unsigned int n, struct shmpool_cache *cache);
+/* The hits' counts of cache, which a put hit took to the fold (struct
+ * shmpool_cache), folded; in every build, doing nothing without stats.
+ * For the inline put only. */
+SHMPOOL_API SHMPOOL_NOPLT_ void shmpool_cache_fold_(
+		struct shmpool_cache *cache);
 
 static inline void *
 shmpool_ref_to_ptr_(const struct shmpool *pool, uint32_t ref)
@@ -495,6 +493,10 @@ SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
 	if (!__builtin_constant_p(n) ||					\
 	    (!SHMPOOL_COPY_CALL_ && (n) >= SHMPOOL_COPY_CONST_MAX_))	\
 		SHMPOOL_OPAQUE_(m_);					\
+	SHMPOOL_HIT_COPY_M_(dst, src, m_, op, call, vneg, b);		\
+} while (0)
+/* The same, for a size m_ already hidden from the compiler. */
+#define SHMPOOL_HIT_COPY_M_(dst, src, m_, op, call, vneg, b) do {	\
 	/* One object first: the commonest size, before the call's	\
 	 * test, which it would otherwise pass through too. */		\
 	if (m_ == 1) {							\
@@ -569,27 +571,52 @@ shmpool_cache_take_(struct shmpool *pool, void **objs, unsigned int n,
  * between leaves its cache as it was (the compiler barrier: the two do
  * not alias, and gcc would otherwise order them as it likes; an asm call
  * of SHMPOOL_COPY_ASM_ is one too).  w is added to where it stands (one
- * add to memory on x86-64), not stored from the value the caller tested,
- * which the caller then need not keep: with stats its test masks it
- * (SHMPOOL_W_PUT_LEN_), and a w kept for the store took a copy of it
- * before the mask, in every put, hit or not; without stats the length
- * is read straight from memory (docs/PERFORMANCE.md, What each change
- * bought). */
+ * add to memory on x86-64), not stored from a value the caller loaded
+ * and kept (docs/PERFORMANCE.md, What each change bought); with stats,
+ * the add's overflow says that the objects put reached 2^15 (struct
+ * shmpool_cache), and the hit folds them. */
 SHMPOOL_INLINE_ void
 shmpool_cache_push_(struct shmpool *pool, void * const *objs, unsigned int n,
 		struct shmpool_cache *cache, uint32_t len)
 {
-	/* n + n * 2^16 + 2^47, the put call's bit set rather than added:
-	 * one bts where the add of 2^47 takes a movabs too (the loop of
-	 * puts builds it once).  The same for any n under 2^31, where
-	 * n * (2^16 + 1) is under 2^47; a put hit's n is at most 6144. */
-	uint64_t add = ((uint64_t)n * (SHMPOOL_W_PUT_OBJ_ + 1)) |
+	/* n * (2^48 + 1) + 2^32: the length, the objects put and the call;
+	 * its low 32 bits are n. */
+	uint64_t add = (uint64_t)n * (SHMPOOL_W_PUT_OBJ_ + 1) +
 		SHMPOOL_W_PUT_CALL_;
 
-	shmpool_ptrs_to_offs_(&cache->objs[len], objs, n,
-		(uintptr_t)pool->objbase);
+#if SHMPOOL_STATS && SHMPOOL_VCOPY_OK_
+	/* For a run-time n, the copy takes its size from the addend, which
+	 * is hidden from the compiler in its place (SHMPOOL_HIT_COPY_ hides
+	 * n): a loop of puts then holds one value for both, as it holds n
+	 * alone without stats, where a copy of n and the addend took two
+	 * registers, and a loop whose every put calls the library (no
+	 * cache) saved and restored one of them around each call. */
+	if (!__builtin_constant_p(n)) {
+		SHMPOOL_OPAQUE_(add);
+		SHMPOOL_HIT_COPY_M_(&cache->objs[len], objs, (uint32_t)add, -,
+			shmpool_copy_sub_, SHMPOOL_VNEG_SUB_,
+			(uint64_t)(uintptr_t)pool->objbase);
+	} else
+#endif
+		shmpool_ptrs_to_offs_(&cache->objs[len], objs, n,
+			(uintptr_t)pool->objbase);
 	cmm_barrier();
+#if SHMPOOL_STATS && defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
+	{
+		unsigned char of;
+
+		__asm__("addq %[a], %[w]" : [w] "+m" (cache->w), "=@cco" (of)
+			: [a] "r" (add));
+		if (caa_unlikely(of))
+			shmpool_cache_fold_(cache);
+	}
+#elif SHMPOOL_STATS
 	cache->w += add;
+	if (caa_unlikely(SHMPOOL_W_PUT_FULL_(cache->w)))
+		shmpool_cache_fold_(cache);
+#else
+	cache->w += add;
+#endif
 }
 
 /*
@@ -613,15 +640,14 @@ shmpool_hit_get_(struct shmpool *pool, void **objs, unsigned int n,
 
 /*
  * Cache hit: push the n objects in order while the cache stays at or
- * under its flush threshold; 1 if made.  n == 0, and with stats a put
- * field to fold, go to the slow path (SHMPOOL_PUT_FITS_).
+ * under its flush threshold; 1 if made.  n == 0 goes to the slow path
+ * (SHMPOOL_PUT_FITS_).
  */
 SHMPOOL_INLINE_ int
 shmpool_hit_put_(struct shmpool *pool, void * const *objs, unsigned int n,
 		struct shmpool_cache *cache)
 {
-	uint64_t w = cache->w;
-	uint32_t len = SHMPOOL_W_PUT_LEN_(w);
+	uint32_t len = shmpool_cache_len_(cache);
 
 	if (caa_likely(SHMPOOL_PUT_FITS_(n, len, cache->flushthresh) &&
 			!cache->flush_req)) {
