@@ -410,23 +410,32 @@ tty_restore(void)
 	tcsetattr(STDIN_FILENO, TCSAFLUSH, &tty_saved);
 }
 
+/* Give each of the n signals sigs the handler h, and make *set of them. */
+static void
+signals_handle(const int *sigs, size_t n, void (*h)(int), sigset_t *set)
+{
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = h;
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(set);
+	for (i = 0; i < n; i++) {
+		sigaction(sigs[i], &sa, NULL);
+		sigaddset(set, sigs[i]);
+	}
+}
+
 /* Catch the n signals sigs (on_signal()), blocked but while waiting
  * with *waitmask (ppoll()'s), which is made here. */
 static void
 signals_catch(const int *sigs, size_t n, sigset_t *waitmask)
 {
-	struct sigaction sa;
 	sigset_t block;
 	size_t i;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigemptyset(&block);
-	for (i = 0; i < n; i++) {
-		sigaction(sigs[i], &sa, NULL);
-		sigaddset(&block, sigs[i]);
-	}
+	signals_handle(sigs, n, on_signal, &block);
 	sigprocmask(SIG_BLOCK, &block, waitmask);
 	for (i = 0; i < n; i++)
 		sigdelset(waitmask, sigs[i]);
@@ -436,18 +445,9 @@ signals_catch(const int *sigs, size_t n, sigset_t *waitmask)
 static void
 signals_default(const int *sigs, size_t n)
 {
-	struct sigaction sa;
 	sigset_t unblock;
-	size_t i;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	sigemptyset(&sa.sa_mask);
-	sigemptyset(&unblock);
-	for (i = 0; i < n; i++) {
-		sigaction(sigs[i], &sa, NULL);
-		sigaddset(&unblock, sigs[i]);
-	}
+	signals_handle(sigs, n, SIG_DFL, &unblock);
 	sigprocmask(SIG_UNBLOCK, &unblock, NULL);
 }
 

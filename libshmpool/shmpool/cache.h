@@ -655,7 +655,7 @@ shmpool_hit_put_(struct shmpool *pool, void * const *objs, unsigned int n,
 	uint32_t lo = (uint32_t)cache->w, len;
 
 	__asm__("" : "+r" (lo));
-	len = lo & 0xffff;
+	len = SHMPOOL_W_LEN_(lo);
 
 	if (caa_likely(SHMPOOL_PUT_FITS_(n, len, cache->flushthresh) &&
 			!cache->flush_req)) {
