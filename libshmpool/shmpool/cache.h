@@ -174,6 +174,12 @@ struct shmpool_cache {
 #define SHMPOOL_W_PUT_OBJ_	0
 #define SHMPOOL_W_PUT_FULL_(w)	0
 #endif
+#if SHMPOOL_STATS && defined(__x86_64__)
+/* What a put hit of a run-time size multiplies it by (shmpool_cache_push_()):
+ * the length's part and the objects put at once. */
+static const uint64_t shmpool_w_put_mul_ __attribute__((unused)) =
+	SHMPOOL_W_PUT_OBJ_ + 1;
+#endif
 /* Whether a put of n fits under the threshold ft after len, made in 64
  * bits, so that n == 0 (n - 1 is 2^32 - 1) does not. */
 #define SHMPOOL_PUT_FITS_(n, len, ft)	((uint64_t)((n) - 1) + (len) < (ft))
@@ -556,10 +562,20 @@ shmpool_cache_take_(struct shmpool *pool, void **objs, unsigned int n,
 	/* For a run-time n, d is hidden from gcc, which then keeps it in a
 	 * register through a loop of gets.  Otherwise it builds it again at
 	 * every get (a copy of n, the constant, a subtract): three
-	 * instructions more per hit (docs/PERFORMANCE.md).  A constant d is
+	 * instructions more per hit (docs/PERFORMANCE.md).  On x86-64 the
+	 * asm that hides it makes it too, one lea from n zero-extended,
+	 * where gcc copied n and subtracted: one instruction less a get
+	 * whose size changes at each call (random sizes).  A constant d is
 	 * one immediate anyway. */
-	if (!__builtin_constant_p(n))
+	if (!__builtin_constant_p(n)) {
+#if defined(__x86_64__)
+		__asm__("lea %c[c](%q[n]), %[d]" : [d] "=r" (d)
+			: [n] "r" ((uint64_t)n),
+			  [c] "i" (-(int64_t)SHMPOOL_W_GET_CALL_));
+#else
 		__asm__("" : "+r" (d));
+#endif
+	}
 #endif
 	cache->w = w - d;
 	shmpool_offs_to_ptrs_(objs, &cache->objs[SHMPOOL_W_LEN_(w) - n], n,
@@ -590,9 +606,23 @@ shmpool_cache_push_(struct shmpool *pool, void * const *objs, unsigned int n,
 	 * n): a loop of puts then holds one value for both, as it holds n
 	 * alone without stats, where a copy of n and the addend took two
 	 * registers, and a loop whose every put calls the library (no
-	 * cache) saved and restored one of them around each call. */
+	 * cache) saved and restored one of them around each call.  On
+	 * x86-64 the addend is made by the asm that hides it: n times
+	 * 2^48 + 1, read from memory (a multiply takes no 64-bit
+	 * immediate), and the call's bit set, two instructions after the
+	 * copy of n where gcc took five (a second copy, a shift, an add,
+	 * and 2^32 loaded and added): what a put whose size changes at each
+	 * call pays for it (random sizes). */
 	if (!__builtin_constant_p(n)) {
+#if defined(__x86_64__)
+		add = n;
+		__asm__("imulq %[k], %[a]\n\tbtsq %[b], %[a]"
+			: [a] "+r" (add)
+			: [k] "m" (shmpool_w_put_mul_),
+			  [b] "i" (__builtin_ctzll(SHMPOOL_W_PUT_CALL_)));
+#else
 		SHMPOOL_OPAQUE_(add);
+#endif
 		SHMPOOL_HIT_COPY_M_(&cache->objs[len], objs, (uint32_t)add, -,
 			shmpool_copy_sub_, SHMPOOL_VNEG_SUB_,
 			(uint64_t)(uintptr_t)pool->objbase);
