@@ -29,6 +29,16 @@ _Static_assert(SHMPOOL_CACHE_FLUSHTHRESH(SHMPOOL_CACHE_MAX_SIZE) < 1 << 15,
 _Static_assert(SHMPOOL_CACHE_OBJS_MAX + (1 << 15) +
 	SHMPOOL_CACHE_FLUSHTHRESH(SHMPOOL_CACHE_MAX_SIZE) < 1 << 16,
 	"a cache's get calls can overflow their field of w");
+#if SHMPOOL_STATS
+/* A put hit of a run-time size sets the call's bit of its addend after
+ * the multiply (bts, <shmpool/cache.h>): the call is one bit, clear in
+ * n * (SHMPOOL_W_PUT_OBJ_ + 1) for any 32-bit n (above n, below the
+ * objects put). */
+_Static_assert((SHMPOOL_W_PUT_CALL_ & (SHMPOOL_W_PUT_CALL_ - 1)) == 0 &&
+	SHMPOOL_W_PUT_CALL_ >= UINT64_C(1) << 32 &&
+	SHMPOOL_W_PUT_CALL_ < SHMPOOL_W_PUT_OBJ_,
+	"a put's call is not one bit of its own in the addend");
+#endif
 /* The length, 16 bits of w, holds every object a cache can hold. */
 _Static_assert(SHMPOOL_CACHE_OBJS_MAX < 1 << 16,
 	"a cache's length does not fit its field of w");
