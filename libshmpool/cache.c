@@ -934,7 +934,7 @@ get_idle_several(struct pool_handle *h, void **objs, unsigned int n,
 
 /* A get of a short n (1 to RING_WIDE_MIN - 1) through a cache of size 0:
  * the short try on the ring, in the function for one object or for
- * several (shmpool_generic_get_slow_(), get_slow_size0()). */
+ * several (shmpool_generic_get_slow_()). */
 static inline __attribute__((always_inline)) int
 get_short_size0(struct pool_handle *h, void **objs, unsigned int n,
 		struct shmpool_cache *cache)
@@ -1135,11 +1135,14 @@ shmpool_generic_put_slow_(struct shmpool *pool, void * const *objs,
  * The rest of a get or put through a default cache of size 0 (struct
  * shmpool's get_slow_ and put_slow_, pool_slow_paths()): the tests of
  * shmpool_generic_get_slow_() and _put_slow_() but those of the cache,
- * which is not NULL and keeps nothing.  A short n goes straight to the
- * short try on the ring (get_idle_one(), get_idle_several()); a long one
- * (or 0) is tested against the pool's size, then to the ring.  Five
- * instructions fewer a get or put of a short n than the generic entry
- * (docs/PERFORMANCE.md, What each change bought).
+ * which is not NULL and keeps nothing.  One object goes straight to the
+ * short try for one (get_idle_one(), put_idle_one()) after a single test
+ * of n; 2 to RING_WIDE_MIN - 1 to the short try for several
+ * (get_idle_several(), put_idle_several()); a long n (or 0) is tested
+ * against the pool's size, then goes to the ring.  Five instructions
+ * fewer a get or put of a short n than the generic entry; for one object
+ * three fewer again than with the test of a short n first, for a long n
+ * two more (docs/PERFORMANCE.md, What each change bought).
  */
 static int
 get_slow_size0(struct shmpool *pool, void **objs, unsigned int n,
@@ -1147,8 +1150,10 @@ get_slow_size0(struct shmpool *pool, void **objs, unsigned int n,
 {
 	struct pool_handle *h;
 
-	if (caa_likely(n - 1 < RING_WIDE_MIN - 1))
-		return get_short_size0(pool_handle(pool), objs, n, cache);
+	if (caa_likely(n == 1))
+		return get_idle_one(pool_handle(pool), objs, n, cache);
+	if (caa_likely(n - 2 < RING_WIDE_MIN - 2))
+		return get_idle_several(pool_handle(pool), objs, n, cache);
 	h = args_handle(pool, n);
 	if (caa_unlikely(h == NULL))
 		return -EINVAL;
@@ -1159,10 +1164,15 @@ static int
 put_slow_size0(struct shmpool *pool, void * const *objs, unsigned int n,
 		struct shmpool_cache *cache)
 {
-	struct pool_handle *h;
+	struct pool_handle *h = pool_handle(pool);
 
-	if (caa_likely(n - 1 < RING_WIDE_MIN - 1))
-		return put_short_size0(pool_handle(pool), objs, n, cache);
+	if (caa_likely(n == 1))
+		return put_idle_one(h, objs, n, cache);
+	if (caa_likely(n - 2 < RING_WIDE_MIN - 2)) {
+		if (caa_likely(n <= h->obj_count))
+			return put_idle_several(h, objs, n, cache);
+		return -EINVAL;
+	}
 	h = args_handle(pool, n);
 	if (caa_unlikely(h == NULL))
 		return -EINVAL;
