@@ -384,12 +384,22 @@ START_TEST(test_cache_size_zero)
 	ck_assert_uint_eq(ring_objs(pool), 128);
 	ck_assert_int_eq(shmpool_get_bulk(pool, big, 129), -EINVAL);
 	ck_assert_int_eq(shmpool_put_bulk(pool, big, 129), -EINVAL);
+	/* One object, which the entries send on first (get_slow_size0(),
+	 * put_slow_size0()): the ring's next, by both calls. */
+	ck_assert_int_eq(shmpool_get(pool, &objs[0]), 0);
+	assert_objs(pool, objs, 1, 44);
+	ck_assert_uint_eq(ring_objs(pool), 127);
+	ck_assert_int_eq(shmpool_put(pool, objs[0]), 0);
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 1), 0);
+	assert_objs(pool, objs, 1, 45);
+	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 1), 0);
+	ck_assert_uint_eq(ring_objs(pool), 128);
 	ck_assert_uint_eq(shmpool_cache_len_(c), 0);
 	tu_check_stats(pool, shmpool_cache_slot(c), &(struct shmpool_stats){
-		.put_bulk = 2, .put_objs = 44,
-		.put_common_pool_bulk = 2, .put_common_pool_objs = 44,
-		.get_common_pool_bulk = 2, .get_common_pool_objs = 44,
-		.get_success_bulk = 2, .get_success_objs = 44 }, "size 0");
+		.put_bulk = 4, .put_objs = 46,
+		.put_common_pool_bulk = 4, .put_common_pool_objs = 46,
+		.get_common_pool_bulk = 4, .get_common_pool_objs = 46,
+		.get_success_bulk = 4, .get_success_objs = 46 }, "size 0");
 	shmpool_detach(pool);
 }
 END_TEST
