@@ -88,6 +88,23 @@ count_direct_z(uint64_t *bulk, uint64_t *objs, unsigned int n)
 #endif
 }
 
+/* A get or put of one object through a cache of size 0 (get_idle_one(),
+ * put_idle_one()): a call and an object at once, one add to its _one word
+ * (struct shmpool_cache), where count_direct() takes two (bench/instr-cost
+ * --cache 0 --get-bulk 1 --constant-n 1: docs/PERFORMANCE.md, What each
+ * change bought). */
+static inline void
+count_direct_one(uint64_t *one)
+{
+#if SHMPOOL_STATS && defined(__x86_64__)
+	__asm__("addq $1, %0" : "+m" (*one));
+#elif SHMPOOL_STATS
+	*one += 1;
+#else
+	(void)one;
+#endif
+}
+
 /*
  * The view, as a value, of the ring at r, one of h's: its entries follow
  * it, and every ring has ring 0's geometry, so that the compiler keeps no
@@ -901,7 +918,11 @@ get_idle_in(struct pool_handle *h, void **objs, unsigned int n,
 			h->objbase2, n, cache_ring_op(cache, i),
 			&cache->slot, &hint)))
 		return get_direct_rest(h, objs, n, cache, cache, i);
-	count_direct_z(&cache->get_direct_bulk, &cache->get_direct_objs, n);
+	if (__builtin_constant_p(n) && n == 1)
+		count_direct_one(&cache->get_direct_one);
+	else
+		count_direct_z(&cache->get_direct_bulk,
+			&cache->get_direct_objs, n);
 	if (caa_unlikely(hint))
 		return cache_own_try(h, cache, i);
 	return 0;
@@ -1057,7 +1078,11 @@ put_idle_in(struct pool_handle *h, void * const *objs, unsigned int n,
 	 * (held to the end, it took a register saved and restored, with
 	 * stats).  A process killed between here and ring_put_done()
 	 * leaves the put counted, its objects lost (libshmpool(3)). */
-	count_direct(&cache->put_direct_bulk, &cache->put_direct_objs, n);
+	if (__builtin_constant_p(n) && n == 1)
+		count_direct_one(&cache->put_direct_one);
+	else
+		count_direct(&cache->put_direct_bulk,
+			&cache->put_direct_objs, n);
 	v = ring_view_of(h, r);
 	if (caa_unlikely(!ring_short(&v, pos, n)))
 		return put_claimed(h, objs, n, cache, i, pos);

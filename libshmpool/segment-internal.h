@@ -29,8 +29,11 @@
 #define SEG_MAGIC		UINT64_C(0x004c4f4f504d4853)
 /* 7: a ring per CPU; 8: the record of a put in the cache's line; 9: the
  * fields of a cache's w; 10: a ring's owner word (ring ownership); 11:
- * the fields of a cache's w again (the objects put at the top). */
-#define SEG_ABI_VERSION		11
+ * the fields of a cache's w again (the objects put at the top); 12: the
+ * counts of one object past a cache of size 0 (put_direct_one,
+ * get_direct_one), and the hits' folded get calls in a line of their
+ * own. */
+#define SEG_ABI_VERSION		12
 
 /*
  * A pool's free objects are in nb_rings rings, a power of two up to

@@ -79,6 +79,8 @@ cache_stats_add(struct shmpool_stats *st, const struct shmpool_cache *c,
 	uint64_t po = uatomic_read(&c->put_direct_objs);
 	uint64_t gb = uatomic_read(&c->get_direct_bulk);
 	uint64_t go = uatomic_read(&c->get_direct_objs);
+	uint64_t p1 = uatomic_read(&c->put_direct_one);
+	uint64_t g1 = uatomic_read(&c->get_direct_one);
 #if SHMPOOL_STATS
 	struct shmpool_cache_change_ v;
 	int64_t got;
@@ -119,6 +121,12 @@ cache_stats_add(struct shmpool_stats *st, const struct shmpool_cache *c,
 	st->get_success_objs += got < 0 ? 0 : (uint64_t)got;
 #endif
 	STATS_ADD_COMMON(st, c);
+	/* A get or put past the cache is a call and a ring operation; one
+	 * of one object through a cache of size 0, an object too. */
+	pb += p1;
+	po += p1;
+	gb += g1;
+	go += g1;
 	/* A get or put past the cache is a call and a ring operation. */
 	st->put_bulk += pb;
 	st->put_objs += po;

@@ -115,26 +115,41 @@ END_TEST
 START_TEST(test_without_cache)
 {
 	static const struct shmpool_stats e = {
-		.put_bulk = 1, .put_objs = 5,
-		.put_common_pool_bulk = 1, .put_common_pool_objs = 5,
-		.get_common_pool_bulk = 2, .get_common_pool_objs = 133,
-		.get_success_bulk = 2, .get_success_objs = 133,
+		.put_bulk = 3, .put_objs = 7,
+		.put_common_pool_bulk = 3, .put_common_pool_objs = 7,
+		.get_common_pool_bulk = 4, .get_common_pool_objs = 135,
+		.get_success_bulk = 4, .get_success_objs = 135,
 		.get_fail_bulk = 1, .get_fail_objs = 1,
 	}, after = {
-		.put_bulk = 2, .put_objs = 133,
-		.put_common_pool_bulk = 2, .put_common_pool_objs = 133,
-		.get_common_pool_bulk = 2, .get_common_pool_objs = 133,
-		.get_success_bulk = 2, .get_success_objs = 133,
+		.put_bulk = 4, .put_objs = 135,
+		.put_common_pool_bulk = 4, .put_common_pool_objs = 135,
+		.get_common_pool_bulk = 4, .get_common_pool_objs = 135,
+		.get_success_bulk = 4, .get_success_objs = 135,
 		.get_fail_bulk = 1, .get_fail_objs = 1,
 	};
 	struct shmpool *pool, *other;
+	struct shmpool_cache *c;
 	void *objs[128];
 
 	tu_create("stats0", 128, 64, 0, 4);
 	pool = tu_attach("stats0", -1);
-	ck_assert_uint_eq(shmpool_default_cache(pool)->size, 0);
+	c = shmpool_default_cache(pool);
+	ck_assert_uint_eq(c->size, 0);
 	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 5), 0);
 	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 5), 0);
+	/* One object, twice each way: counted in the cache's _one words
+	 * alone (struct shmpool_cache), which readers add to calls and
+	 * objects both. */
+	ck_assert_int_eq(shmpool_get(pool, objs), 0);
+	ck_assert_int_eq(shmpool_put(pool, objs[0]), 0);
+	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 1), 0);
+	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 1), 0);
+	ck_assert_uint_eq(c->get_direct_one, SHMPOOL_STATS ? 2 : 0);
+	ck_assert_uint_eq(c->put_direct_one, SHMPOOL_STATS ? 2 : 0);
+	ck_assert_uint_eq(c->get_direct_bulk, SHMPOOL_STATS ? 1 : 0);
+	ck_assert_uint_eq(c->get_direct_objs, SHMPOOL_STATS ? 5 : 0);
+	ck_assert_uint_eq(c->put_direct_bulk, SHMPOOL_STATS ? 1 : 0);
+	ck_assert_uint_eq(c->put_direct_objs, SHMPOOL_STATS ? 5 : 0);
 	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 129), -EINVAL);
 	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 128), 0);
 	ck_assert_int_eq(shmpool_get(pool, objs), -ENOENT);

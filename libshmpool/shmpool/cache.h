@@ -108,19 +108,19 @@ struct shmpool_cache {
 	/* Gets and puts that went to the ring whole, past the cache (none,
 	 * or n above its size): each a call and a ring operation at once,
 	 * counted once here; readers add them to both (get_success_bulk
-	 * and get_common_pool_bulk, ...). */
+	 * and get_common_pool_bulk, ...).  Those of one object through a
+	 * cache of size 0 count in the _one words alone, a call and an
+	 * object each, one add where the other two take two; readers add
+	 * them to both words (calls and objects). */
 	uint64_t put_direct_bulk;
 	uint64_t put_direct_objs;
 	uint64_t get_direct_bulk;
 	uint64_t get_direct_objs;
+	uint64_t put_direct_one;
+	uint64_t get_direct_one;
 	/* Odd while the owner changes more than w (see above). */
 	uint32_t seq;
 	uint32_t ring_op_ring;		/* the ring ring_op is for */
-	/* Get calls that hit, folded from w; the objects that entered the
-	 * cache by refills less those that left it by flushes (modulo
-	 * 2^64). */
-	uint64_t get_success_bulk;
-	uint64_t objs_adj;
 
 	/* The ring operations of refills and flushes, failures, and the
 	 * put calls that hit and their objects, folded from w. */
@@ -132,6 +132,11 @@ struct shmpool_cache {
 	uint64_t get_fail_objs;
 	uint64_t put_bulk;
 	uint64_t put_objs;
+	/* Get calls that hit, folded from w; the objects that entered the
+	 * cache by refills less those that left it by flushes (modulo
+	 * 2^64). */
+	uint64_t get_success_bulk __attribute__((aligned(SHMPOOL_CACHE_LINE)));
+	uint64_t objs_adj;
 
 	/* A stack of objects, each as its byte offset from the object
 	 * area (a pointer of the owner minus one add); the top is
@@ -144,7 +149,8 @@ struct shmpool_cache {
  * all (the library's fold at release); keep it next to the struct. */
 #define SHMPOOL_CACHE_COUNTERS_(X)					\
 	X(put_direct_bulk) X(put_direct_objs) X(get_direct_bulk)	\
-	X(get_direct_objs) X(put_common_pool_bulk)			\
+	X(get_direct_objs) X(put_direct_one) X(get_direct_one)		\
+	X(put_common_pool_bulk)						\
 	X(put_common_pool_objs) X(get_common_pool_bulk)		\
 	X(get_common_pool_objs) X(get_fail_bulk) X(get_fail_objs)	\
 	X(put_bulk) X(put_objs) X(get_success_bulk) X(objs_adj)
