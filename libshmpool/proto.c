@@ -369,7 +369,7 @@ proto_call(int sock, const char *req, char *buf, size_t bufsz,
 	if (len == 0)
 		ret = seterr(-ECONNREFUSED, "shmpoold closed the connection");
 	else if (mh.msg_flags & MSG_TRUNC)
-		ret = seterr(-EMSGSIZE, "shmpoold's reply was truncated");
+		ret = seterr(-EPROTO, "shmpoold's reply was truncated");
 	/* The descriptor the reply carried did not fit this process's
 	 * table (the kernel drops it and says so thus). */
 	else if (mh.msg_flags & MSG_CTRUNC)

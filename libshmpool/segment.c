@@ -102,11 +102,11 @@ seg_rings(const char *name)
 	if (env != NULL && env[0] != '\0') {
 		uint64_t v;
 
-		if (proto_u64(env, 1, SEG_RINGS_MAX, &v) < 0 ||
+		/* One digit: "02" is not one of the values either. */
+		if (env[1] != '\0' || proto_u64(env, 1, SEG_RINGS_MAX, &v) < 0 ||
 				!seg_rings_ok((uint32_t)v))
 			return seterr(-EINVAL, "pool '%s': SHMPOOL_RINGS=%s is "
-				"not a power of two in 1..%d", name, env,
-				SEG_RINGS_MAX);
+				"not 1, 2, 4 or 8", name, env);
 		return (int)v;
 	}
 #if SHMPOOL_CPU_HERE
@@ -216,6 +216,7 @@ seg_create(const char *path, const char *name,
 	struct shmpool_params p;
 	struct seg_hdr geom, *hdr;
 	struct statfs sfs;
+	struct stat st;
 	uint64_t page_size, size;
 	char tmp[4096];
 	int fd, ret, rings;
@@ -232,6 +233,13 @@ seg_create(const char *path, const char *name,
 	p = *params;
 	if (p.nb_slots == 0)
 		p.nb_slots = SHMPOOL_SLOTS_DEFAULT;
+
+	/* A file there already: said before the segment is made, which
+	 * could otherwise fail first for want of room for a second copy.
+	 * The link below still refuses one that appears meanwhile. */
+	if (lstat(path, &st) == 0)
+		return seterr(-EEXIST, "pool '%s': '%s' already exists", name,
+			path);
 
 	base = strrchr(path, '/');
 	base = base != NULL ? base + 1 : path;
@@ -324,6 +332,11 @@ seg_check(const struct seg_hdr *hdr, uint64_t file_size, const char *what)
 		return seterr(-EBADMSG, "%s: truncated: the header says %"
 			PRIu64 " bytes, the file has %" PRIu64, what,
 			hdr->seg_size, file_size);
+	/* A segment's file is as long as it was made (seg_create()). */
+	if (hdr->seg_size < file_size)
+		return seterr(-EBADMSG, "%s: the header says %" PRIu64
+			" bytes, the file has %" PRIu64, what, hdr->seg_size,
+			file_size);
 	if (memchr(hdr->name, '\0', sizeof(hdr->name)) == NULL ||
 			!shmpool_name_valid(hdr->name))
 		return seterr(-EBADMSG, "%s: bad pool name in header", what);

@@ -866,6 +866,72 @@ survivor_worker(void *arg)
 	return shmpool_detach(pool) == 0 ? 0 : 14;
 }
 
+/*
+ * What shmpool_attach() makes of replies no shmpoold sends: a process in
+ * its place on a socket of its own answers one request with reply (len
+ * bytes).  The attach's return and its message.
+ */
+static int
+attach_to_fake(const char *name, const char *reply, size_t len, char *msg,
+		size_t msgsz)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct shmpool *pool = NULL;
+	char req[1024];
+	int ls, c, ret, status;
+	pid_t pid;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/fake.%s.sock",
+		tu_dir(), name);
+	unlink(sa.sun_path);
+	ls = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(ls, 0);
+	ck_assert_int_eq(bind(ls, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(ls, 1), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		c = accept(ls, NULL, NULL);
+		if (c < 0 || recv(c, req, sizeof(req), 0) <= 0 ||
+				send(c, reply, len, MSG_NOSIGNAL) != (ssize_t)len)
+			_exit(1);
+		/* Until the client has read it and gone. */
+		(void)recv(c, req, sizeof(req), 0);
+		_exit(0);
+	}
+	close(ls);
+	setenv("SHMPOOL_SOCKET", sa.sun_path, 1);
+	ret = shmpool_attach(name, NULL, &pool);
+	unsetenv("SHMPOOL_SOCKET");
+	snprintf(msg, msgsz, "%s", shmpool_last_error());
+	ck_assert_ptr_null(pool);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	unlink(sa.sun_path);
+	return ret;
+}
+
+/* A reply longer than the library reads is one it cannot read (-EPROTO,
+ * libshmpool(3)); an error the daemon answers with is passed on. */
+START_TEST(test_fake_daemon_replies)
+{
+	char big[2048], msg[512];
+
+	memset(big, 'a', sizeof(big));
+	memcpy(big, "shmpool/1 ok ", 13);
+	ck_assert_int_eq(attach_to_fake("big", big, sizeof(big), msg,
+		sizeof(msg)), -EPROTO);
+	ck_assert_str_eq(msg, "shmpoold's reply was truncated");
+	ck_assert_int_eq(attach_to_fake("gone",
+		"shmpool/1 error ESRCH msg=gone", 30, msg, sizeof(msg)),
+		-ESRCH);
+	ck_assert_str_eq(msg, "gone");
+	ck_assert_int_eq(attach_to_fake("perm", "shmpool/1 error EPERM", 21,
+		msg, sizeof(msg)), -EPERM);
+	ck_assert_str_eq(msg, "EPERM");
+}
+END_TEST
+
 START_TEST(test_kill_worker)
 {
 	struct pipes pf, ps;
@@ -2153,8 +2219,8 @@ START_TEST(test_bad_rings_env)
 	d_start(&d);
 	setenv("SHMPOOL_RINGS", "1", 1);
 	ck_assert_str_eq(ask(&d, "create name=x objects=100 object-size=64"),
-		"shmpool/1 error EINVAL msg=pool 'x': SHMPOOL_RINGS=3 is not a "
-		"power of two in 1..8");
+		"shmpool/1 error EINVAL msg=pool 'x': SHMPOOL_RINGS=3 is not 1, "
+		"2, 4 or 8");
 	ck_assert_str_eq(ask(&d, "list"), "shmpool/1 ok count=0");
 	d_finish(&d);
 }
@@ -4683,6 +4749,7 @@ daemon_suite(void)
 	tcase_add_test(tc, test_attach_out_of_fds);
 	tcase_add_test(tc, test_gone_peer_and_long_value);
 	tcase_add_test(tc, test_other_version);
+	tcase_add_test(tc, test_fake_daemon_replies);
 	tcase_add_test(tc, test_credentials);
 	tcase_add_test(tc, test_huge_without_mount);
 	tcase_add_test(tc, test_second_daemon);

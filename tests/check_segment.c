@@ -6,10 +6,13 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "segment-internal.h"
@@ -81,6 +84,27 @@ START_TEST(test_create_and_info)
 
 		ck_assert_int_eq(shmpool_segment_create(tu_path("info"), "info",
 			&p, 0600), -EEXIST);
+	}
+	/* Said before the segment is made: a process that could not write
+	 * a second copy (a file size limit of one page here) still hears
+	 * -EEXIST, not the error of the copy. */
+	{
+		struct shmpool_params p = { .obj_count = 1000, .obj_size = 64 };
+		struct rlimit rl = { 4096, 4096 };
+		int status;
+		pid_t pid = fork();
+
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			signal(SIGXFSZ, SIG_IGN);
+			if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+				_exit(2);
+			_exit(shmpool_segment_create(tu_path("info"), "info",
+				&p, 0600) == -EEXIST ? 0 : 1);
+		}
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert(WIFEXITED(status));
+		ck_assert_int_eq(WEXITSTATUS(status), 0);
 	}
 	ck_assert_int_eq(count_files("shmpool.info"), 1);
 	shmpool_detach(pool);
@@ -172,6 +196,7 @@ static void bad_count(int fd, struct seg_hdr *h) { (void)fd; h->obj_count = 1000
 static void bad_name(int fd, struct seg_hdr *h) { (void)fd; memset(h->name, 'a', sizeof(h->name)); }
 static void truncated(int fd, struct seg_hdr *h) { ck_assert_int_eq(ftruncate(fd, (off_t)h->seg_size - 4096), 0); }
 static void tiny(int fd, struct seg_hdr *h) { (void)h; ck_assert_int_eq(ftruncate(fd, 100), 0); }
+static void longer(int fd, struct seg_hdr *h) { ck_assert_int_eq(ftruncate(fd, (off_t)h->seg_size + 4096), 0); }
 
 START_TEST(test_attach_refuses_bad_segments)
 {
@@ -191,6 +216,7 @@ START_TEST(test_attach_refuses_bad_segments)
 		{ bad_name, -EBADMSG },
 		{ truncated, -EBADMSG },
 		{ tiny, -EBADMSG },
+		{ longer, -EBADMSG },
 	};
 	struct shmpool *pool = NULL;
 	unsigned int i;
