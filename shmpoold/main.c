@@ -504,6 +504,11 @@ main(int argc, char **argv)
 	}
 
 	signal(SIGPIPE, SIG_IGN);
+	if (pool_sigbus_init() < 0) {
+		fprintf(stderr, "shmpoold: SIGBUS handler: %s\n",
+			strerror(errno));
+		return 1;
+	}
 	/* A pidfd per attached process, a descriptor per client. */
 	{
 		struct rlimit rl;

@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -182,7 +183,8 @@ watch_free(struct ev_tag *tag)
 	free(caa_container_of(tag, struct watch, tag));
 }
 
-/* Is p's segment still whole?  Someone who may write it could cut it. */
+/* Is p's segment still whole?  Someone who may write it could cut it,
+ * also while the daemon reads it (pool_sigbus_init()). */
 int
 pool_intact(struct pool *p)
 {
@@ -190,13 +192,95 @@ pool_intact(struct pool *p)
 
 	if (p->broken)
 		return 0;
-	if (fstat(p->fd, &st) < 0 || (uint64_t)st.st_size < p->h->map_size) {
+	if (p->cut || fstat(p->fd, &st) < 0 ||
+			(uint64_t)st.st_size < p->h->map_size) {
 		p->broken = 1;
 		log_msg(LOG_ERR, "pool '%s': %s was truncated; the daemon no "
 			"longer touches it (destroy it)", p->name, p->path);
 		return 0;
 	}
 	return 1;
+}
+
+/*
+ * A segment cut short between pool_intact()'s look at its size and the
+ * loads that follow: a load past its new end takes SIGBUS (BUS_ADRERR),
+ * which would kill the daemon, and with it every reclaim.  The handler
+ * maps a page of zeros of the daemon's own where the page cut off was,
+ * so that the load completes, and marks the pool, which pool_intact()
+ * then finds broken: what the daemon does with the zeros meanwhile stays
+ * in its own pages.  The pool is found in the list on the thread that
+ * reads the pools only (the list is that thread's); a segment not yet in
+ * it (being opened, or built by a create's thread) gets its page of
+ * zeros all the same, at the first page size that maps, and is found cut
+ * by its size.  Any other SIGBUS is what it would be without the
+ * handler.
+ */
+static pid_t pool_tid;
+static uint64_t pool_base_page;
+
+static int
+zero_page(uintptr_t a, uint64_t size)
+{
+	void *page = (void *)(a & ~(uintptr_t)(size - 1));
+
+	/* A size that does not divide the mapping's pages (part of a huge
+	 * page) fails and maps nothing. */
+	return mmap(page, size, PROT_READ | PROT_WRITE,
+		MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED;
+}
+
+static void
+pool_on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	static const uint64_t huge[] = { UINT64_C(1) << 21, UINT64_C(1) << 30 };
+	uintptr_t a = (uintptr_t)si->si_addr;
+	struct sigaction sa;
+	struct pool *p;
+	unsigned int i;
+	int err = errno;
+
+	(void)sig;
+	(void)uc;
+	if (si->si_code == BUS_ADRERR) {
+		if ((pid_t)syscall(SYS_gettid) == pool_tid) {
+			cds_list_for_each_entry(p, &pool_list, node) {
+				if (a - (uintptr_t)p->h->hdr >= p->h->map_size)
+					continue;
+				p->cut = 1;
+				if (zero_page(a, p->page_size))
+					goto out;
+				break;
+			}
+		}
+		if (zero_page(a, pool_base_page))
+			goto out;
+		for (i = 0; i < sizeof(huge) / sizeof(huge[0]); i++)
+			if (zero_page(a, huge[i]))
+				goto out;
+	}
+	/* Not a segment's page: the load faults again, and kills. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGBUS, &sa, NULL);
+out:
+	errno = err;
+}
+
+/* Called by the thread that reads the pools, before any is opened. */
+int
+pool_sigbus_init(void)
+{
+	struct sigaction sa;
+	long ps = sysconf(_SC_PAGESIZE);
+
+	pool_tid = (pid_t)syscall(SYS_gettid);
+	pool_base_page = ps > 0 ? (uint64_t)ps : 4096;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = pool_on_sigbus;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	return sigaction(SIGBUS, &sa, NULL);
 }
 
 /*
@@ -486,6 +570,8 @@ pool_add(const char *path, const char *name, struct pool **pp)
 	}
 	snprintf(p->name, sizeof(p->name), "%s", name);
 	snprintf(p->path, sizeof(p->path), "%s", path);
+	/* Checked by pool_open_fd() against the mapping. */
+	p->page_size = p->h->hdr->page_size;
 	cds_list_add_tail(&p->node, &pool_list);
 	if (pp != NULL)
 		*pp = p;

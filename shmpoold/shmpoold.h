@@ -8,6 +8,7 @@
 #define SHMPOOLD_H
 
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <syslog.h>
@@ -110,6 +111,9 @@ struct pool {
 	int fd;				/* the segment, sent on attach */
 	struct pool_handle *h;
 	int broken;			/* truncated: not touched any more */
+	volatile sig_atomic_t cut;	/* a load found it cut short
+					   (pool_sigbus_init()) */
+	uint64_t page_size;		/* of its mapping */
 	unsigned int repair_logged;
 };
 
@@ -174,6 +178,7 @@ unsigned int pool_detach(struct pool *p, const struct peer *who);
 int pool_may_open(const struct pool *p, const struct peer *who);
 void pools_scan(void);
 int pool_intact(struct pool *p);
+int pool_sigbus_init(void);
 void watch_prune(void);
 void watch_exited(struct ev_tag *tag);
 void watch_free(struct ev_tag *tag);

@@ -866,72 +866,6 @@ survivor_worker(void *arg)
 	return shmpool_detach(pool) == 0 ? 0 : 14;
 }
 
-/*
- * What shmpool_attach() makes of replies no shmpoold sends: a process in
- * its place on a socket of its own answers one request with reply (len
- * bytes).  The attach's return and its message.
- */
-static int
-attach_to_fake(const char *name, const char *reply, size_t len, char *msg,
-		size_t msgsz)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct shmpool *pool = NULL;
-	char req[1024];
-	int ls, c, ret, status;
-	pid_t pid;
-
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/fake.%s.sock",
-		tu_dir(), name);
-	unlink(sa.sun_path);
-	ls = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	ck_assert_int_ge(ls, 0);
-	ck_assert_int_eq(bind(ls, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	ck_assert_int_eq(listen(ls, 1), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		c = accept(ls, NULL, NULL);
-		if (c < 0 || recv(c, req, sizeof(req), 0) <= 0 ||
-				send(c, reply, len, MSG_NOSIGNAL) != (ssize_t)len)
-			_exit(1);
-		/* Until the client has read it and gone. */
-		(void)recv(c, req, sizeof(req), 0);
-		_exit(0);
-	}
-	close(ls);
-	setenv("SHMPOOL_SOCKET", sa.sun_path, 1);
-	ret = shmpool_attach(name, NULL, &pool);
-	unsetenv("SHMPOOL_SOCKET");
-	snprintf(msg, msgsz, "%s", shmpool_last_error());
-	ck_assert_ptr_null(pool);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	unlink(sa.sun_path);
-	return ret;
-}
-
-/* A reply longer than the library reads is one it cannot read (-EPROTO,
- * libshmpool(3)); an error the daemon answers with is passed on. */
-START_TEST(test_fake_daemon_replies)
-{
-	char big[2048], msg[512];
-
-	memset(big, 'a', sizeof(big));
-	memcpy(big, "shmpool/1 ok ", 13);
-	ck_assert_int_eq(attach_to_fake("big", big, sizeof(big), msg,
-		sizeof(msg)), -EPROTO);
-	ck_assert_str_eq(msg, "shmpoold's reply was truncated");
-	ck_assert_int_eq(attach_to_fake("gone",
-		"shmpool/1 error ESRCH msg=gone", 30, msg, sizeof(msg)),
-		-ESRCH);
-	ck_assert_str_eq(msg, "gone");
-	ck_assert_int_eq(attach_to_fake("perm", "shmpool/1 error EPERM", 21,
-		msg, sizeof(msg)), -EPERM);
-	ck_assert_str_eq(msg, "EPERM");
-}
-END_TEST
-
 START_TEST(test_kill_worker)
 {
 	struct pipes pf, ps;
@@ -2754,6 +2688,141 @@ START_TEST(test_bad_requests)
 		closedir(dir);
 	}
 	d_finish(&d);
+}
+END_TEST
+
+/*
+ * A segment cut short while the daemon reads it (shmpoold(8): a segment
+ * found cut short is logged and from then on left untouched): its loads
+ * past the new end take SIGBUS, which it must survive (shmpoold's
+ * pool_sigbus_init()).  A client asks "list", which reads every pool's
+ * slots, without a pause on one connection from the moment a pool is
+ * made, while the segment is cut to one page; a few rounds, as the cut
+ * must land in a read to be seen (without the handler, the daemon died
+ * of SIGBUS in the first or second round of every run, 2026-12-04).
+ */
+START_TEST(test_cut_while_read)
+{
+	char path[PATH_MAX], name[16], reply[REPLY_MAX + 1];
+	struct daemon d;
+	int round, fd, go[2], status;
+	pid_t pid;
+
+	d_init(&d, "cutread");
+	d_start(&d);
+	for (round = 0; round < 4; round++) {
+		snprintf(name, sizeof(name), "c%d", round);
+		ck_assert_prefix(ask(&d, "create name=%s objects=65536 "
+			"object-size=64 slots=1024 cache=0", name),
+			"shmpool/1 ok");
+		snprintf(path, sizeof(path), "%s/shmpool.%s", d.dir, name);
+		ck_assert_int_eq(pipe(go), 0);
+		pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			int c = conn_open(d.sock);
+			double end = now() + 10;
+			unsigned int k;
+
+			close(go[0]);
+			for (k = 0; c >= 0 && now() < end; k++) {
+				/* The first read of a new pool's pages is the
+				 * slow one (the daemon faults them in): the
+				 * cut goes with it. */
+				if (k == 0) {
+					if (write(go[1], "g", 1) != 1)
+						_exit(1);
+					end = now() + 0.2;
+				}
+				if (conn_call(c, "shmpool/1 list", 14, reply,
+						sizeof(reply)) <= 0)
+					_exit(1);
+			}
+			_exit(c >= 0 ? 0 : 1);
+		}
+		close(go[1]);
+		ck_assert_int_eq(read(go[0], reply, 1), 1);
+		close(go[0]);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(ftruncate(fd, 4096), 0);
+		close(fd);
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			"round %d: the client lost the daemon", round);
+		check_alive(&d, "a segment cut while read");
+		check_error(ask(&d, "info name=%s", name), "EIO",
+			"info of a segment cut while read");
+		ck_assert_prefix(ask(&d, "destroy name=%s", name),
+			"shmpool/1 ok name=");
+	}
+	d_stop(&d);
+}
+END_TEST
+
+/*
+ * What shmpool_attach() makes of replies no shmpoold sends: a process in
+ * its place on a socket of its own answers one request with reply (len
+ * bytes).  The attach's return and its message.
+ */
+static int
+attach_to_fake(const char *name, const char *reply, size_t len, char *msg,
+		size_t msgsz)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct shmpool *pool = NULL;
+	char req[1024];
+	int ls, c, ret, status;
+	pid_t pid;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/fake.%s.sock",
+		tu_dir(), name);
+	unlink(sa.sun_path);
+	ls = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(ls, 0);
+	ck_assert_int_eq(bind(ls, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(ls, 1), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		c = accept(ls, NULL, NULL);
+		if (c < 0 || recv(c, req, sizeof(req), 0) <= 0 ||
+				send(c, reply, len, MSG_NOSIGNAL) != (ssize_t)len)
+			_exit(1);
+		/* Until the client has read it and gone. */
+		(void)recv(c, req, sizeof(req), 0);
+		_exit(0);
+	}
+	close(ls);
+	setenv("SHMPOOL_SOCKET", sa.sun_path, 1);
+	ret = shmpool_attach(name, NULL, &pool);
+	unsetenv("SHMPOOL_SOCKET");
+	snprintf(msg, msgsz, "%s", shmpool_last_error());
+	ck_assert_ptr_null(pool);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	unlink(sa.sun_path);
+	return ret;
+}
+
+/* A reply longer than the library reads is one it cannot read (-EPROTO,
+ * libshmpool(3)); an error the daemon answers with is passed on. */
+START_TEST(test_fake_daemon_replies)
+{
+	char big[2048], msg[512];
+
+	memset(big, 'a', sizeof(big));
+	memcpy(big, "shmpool/1 ok ", 13);
+	ck_assert_int_eq(attach_to_fake("big", big, sizeof(big), msg,
+		sizeof(msg)), -EPROTO);
+	ck_assert_str_eq(msg, "shmpoold's reply was truncated");
+	ck_assert_int_eq(attach_to_fake("gone",
+		"shmpool/1 error ESRCH msg=gone", 30, msg, sizeof(msg)),
+		-ESRCH);
+	ck_assert_str_eq(msg, "gone");
+	ck_assert_int_eq(attach_to_fake("perm", "shmpool/1 error EPERM", 21,
+		msg, sizeof(msg)), -EPERM);
+	ck_assert_str_eq(msg, "EPERM");
 }
 END_TEST
 
@@ -4750,6 +4819,7 @@ daemon_suite(void)
 	tcase_add_test(tc, test_gone_peer_and_long_value);
 	tcase_add_test(tc, test_other_version);
 	tcase_add_test(tc, test_fake_daemon_replies);
+	tcase_add_test(tc, test_cut_while_read);
 	tcase_add_test(tc, test_credentials);
 	tcase_add_test(tc, test_huge_without_mount);
 	tcase_add_test(tc, test_second_daemon);
