@@ -223,7 +223,8 @@ perf_tab_alloc(unsigned int keep, unsigned int tab_shift, void **block)
 	__asm__ volatile("" : : "r"(perf_pad_) : "memory");		\
 } while (0)
 
-/* Set by SIGINT, SIGTERM and SIGHUP: end the case now (shmpool-perf.c). */
+/* Set by SIGINT, SIGTERM, SIGHUP and SIGPIPE: end the case now
+ * (shmpool-perf.c). */
 extern volatile sig_atomic_t perf_stop;
 
 /* bench/dpdk-perf.c, when configure found libdpdk (HAVE_DPDK). */

@@ -3,10 +3,10 @@
  *
  * Each case forks its workers; each attaches to a private pool that the
  * tool made in /dev/shm (shmpool_segment_create(), removed at the end
- * whatever happens, SIGINT included) and waits.  Once all are attached, a
- * flag in shared memory starts them together; each then gets n_keep
- * objects in bulks of n_get_bulk and puts them back in bulks of
- * n_put_bulk, over and over, counting n_keep per round, until --seconds
+ * whatever happens, SIGINT and SIGPIPE included) and waits.  Once all
+ * are attached, a flag in shared memory starts them together; each then
+ * gets n_keep objects in bulks of n_get_bulk and puts them back in bulks
+ * of n_put_bulk, over and over, counting n_keep per round, until --seconds
  * have passed (the parent raises a stop flag; each worker also looks at
  * its clock every 65536 objects, as DPDK's test does).  rate_persec is the
  * objects got and put back per second (each worker's count over its own
@@ -39,7 +39,7 @@
  *
  * Exit status: 0 when every case ran and counted; 1 when one failed or DPDK
  * could not be had; 2 for a usage error; 128 + the signal when
- * interrupted.
+ * interrupted (SIGINT, SIGTERM, SIGHUP, or SIGPIPE: stdout's reader gone).
  */
 #include "config.h"
 
@@ -217,6 +217,9 @@ signals_catch(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	/* The reader of a pipeline gone (| head): stop and clean up as for
+	 * the others, rather than die with the segment left behind. */
+	sigaction(SIGPIPE, &sa, NULL);
 }
 
 static void
@@ -563,6 +566,7 @@ sp_worker(const struct perf_case *c, unsigned int id, pid_t parent)
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		return 1;
@@ -866,7 +870,10 @@ case_run(const struct options *o, const struct perf_case *case_)
 	if (o->vs_dpdk)
 		ratio_print(mdp, msp);
 	putchar('\n');
-	fflush(stdout);
+	/* Each line as its case ends: the next may take minutes.  A reader
+	 * gone with SIGPIPE blocked is told by EPIPE alone: the same end. */
+	if (fflush(stdout) != 0 && errno == EPIPE)
+		perf_stop = SIGPIPE;
 	return 0;
 }
 

@@ -101,3 +101,37 @@ from_page=$(sed -n '/^\.SH SYNOPSIS/,/^\.SH /p' "$page" | sed 's/\\-/-/g' |
 [ -n "$from_help" ] && [ "$from_help" = "$from_page" ] ||
 	{ echo "options: --help '$from_help', shmpool-perf(1) '$from_page'"; exit 1; }
 echo "perf options in shmpool-perf(1): ok"
+
+# What a run leaves behind once it has ended: nothing, neither its
+# segment nor, with --vs-dpdk, the EAL's runtime folder.
+left_check() {	# pid what
+	for f in "/dev/shm/shmpool.perf-$1" /dev/shm/.shmpool-new.perf-"$1".* \
+			"/var/run/dpdk/shmpool-perf-$1" \
+			"${XDG_RUNTIME_DIR:-/tmp}/dpdk/shmpool-perf-$1"; do
+		[ ! -e "$f" ] || { echo "$2: $f was left behind"; exit 1; }
+	done
+}
+have_dpdk=0
+grep -q '^#define HAVE_DPDK 1' "$b/config.h" && have_dpdk=1
+tmp=$(mktemp -d)
+trap 'rm -f "$out" "$out_v"; rm -rf "$tmp"' EXIT
+
+# A reader that goes (| head -n 1): the run stops at its next line, as
+# on SIGINT, removes what it made and exits 128 + SIGPIPE.  Each case
+# takes a tenth of a second, time enough for head to have gone.
+pipe_run() {
+	rm -f "$tmp/pid" "$tmp/rc"
+	{ rc=0; sh -c 'echo $$ >"$0"; exec "$@"' "$tmp/pid" "$perf" \
+		--smoke --cache 0,512,claimed --seconds 0.1 --repeat 1 "$@" \
+		2>"$tmp/err" || rc=$?; echo $rc >"$tmp/rc"; } |
+		head -n 1 >/dev/null
+	rc=$(cat "$tmp/rc")
+	[ "$rc" -eq 141 ] ||
+		{ cat "$tmp/err"; echo "| head $*: exit $rc, not 141"; exit 1; }
+	grep -qx 'shmpool-perf: interrupted' "$tmp/err" ||
+		{ cat "$tmp/err"; echo "| head $*: not 'interrupted'"; exit 1; }
+	left_check "$(cat "$tmp/pid")" "| head $*"
+}
+pipe_run
+[ $have_dpdk -eq 0 ] || pipe_run --vs-dpdk
+echo "perf SIGPIPE: ok"
