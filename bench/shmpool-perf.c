@@ -37,9 +37,10 @@
  * no round of n_keep objects, as ring_mp_mc's can with more lcores than
  * CPUs, counts as a rate of 0, not as a failure.
  *
- * Exit status: 0 when every case ran and counted; 1 when one failed or DPDK
- * could not be had; 2 for a usage error; 128 + the signal when
- * interrupted (SIGINT, SIGTERM, SIGHUP, or SIGPIPE: stdout's reader gone).
+ * Exit status: 0 when every case ran and counted; 1 when one failed, DPDK
+ * could not be had or stdout lost a line; 2 for a usage error; 128 + the
+ * signal when interrupted (SIGINT, SIGTERM, SIGHUP, or SIGPIPE: stdout's
+ * reader gone).
  */
 #include "config.h"
 
@@ -132,8 +133,8 @@ static const char help_text[] =
 	"All cases share one pool, of the largest workers x (largest keep +\n"
 	"largest cache) objects (keep and cache counted as 512 at least), as\n"
 	"DPDK's test sizes its own; -v prints it.\n"
-	"Exit status: 0 when every case ran and counted, 1 when one did not,\n"
-	"2 for a usage error.\n";
+	"Exit status: 0 when every case ran and counted, 1 when one did not\n"
+	"or a line could not be written, 2 for a usage error.\n";
 
 /* A --cache choice. */
 struct cache_sel {
@@ -180,6 +181,7 @@ static struct perf_shm *shm;
 static pid_t kids[PERF_WORKERS_MAX];
 static unsigned int nb_kids;
 static struct perf_setup setup;
+static int out_errno;			/* why stdout lost a line, or 0 */
 #ifdef HAVE_DPDK
 static int dpdk_up;			/* the EAL is initialised */
 #endif
@@ -258,6 +260,45 @@ cleanup(void)
 		dpdk_up = 0;
 	}
 #endif
+}
+
+/*
+ * Push out the lines written so far.  A reader gone (EPIPE, SIGPIPE
+ * blocked or not seen yet) ends the run as SIGPIPE does; any other error
+ * is kept for stdout_close().
+ */
+static void
+lines_flush(void)
+{
+	errno = 0;
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return;
+	if (out_errno == 0)
+		out_errno = errno != 0 ? errno : EIO;
+	if (out_errno == EPIPE)
+		perf_stop = SIGPIPE;
+}
+
+/*
+ * The lines are what the tool is for: a run, --list or --help whose
+ * lines could not all be written (a full disk) fails, 1 (said on
+ * stderr) in place of 0.  A reader gone is SIGPIPE's status, whether the
+ * signal was seen or not.
+ */
+static int
+stdout_close(int status)
+{
+	lines_flush();
+	errno = 0;
+	if (fclose(stdout) != 0 && out_errno == 0)
+		out_errno = errno != 0 ? errno : EIO;
+	if (out_errno == 0)
+		return status;
+	if (out_errno == EPIPE)
+		return status > 128 ? status : 128 + SIGPIPE;
+	fprintf(stderr, "%s: standard output: %s\n", progname,
+		strerror(out_errno));
+	return status == 0 ? 1 : status;
 }
 
 static unsigned int
@@ -870,10 +911,8 @@ case_run(const struct options *o, const struct perf_case *case_)
 	if (o->vs_dpdk)
 		ratio_print(mdp, msp);
 	putchar('\n');
-	/* Each line as its case ends: the next may take minutes.  A reader
-	 * gone with SIGPIPE blocked is told by EPIPE alone: the same end. */
-	if (fflush(stdout) != 0 && errno == EPIPE)
-		perf_stop = SIGPIPE;
+	/* Each line as its case ends: the next may take minutes. */
+	lines_flush();
 	return 0;
 }
 
@@ -1071,8 +1110,8 @@ options_parse(int argc, char **argv, struct options *o)
 	return 0;
 }
 
-int
-main(int argc, char **argv)
+static int
+perf_main(int argc, char **argv)
 {
 	struct shmpool_params params;
 	struct shmpool_attach_opts opts = { NULL };
@@ -1104,7 +1143,7 @@ main(int argc, char **argv)
 			case_print(stdout, &cases[i]);
 			putchar('\n');
 		}
-		fflush(stdout);
+		lines_flush();
 		t = nb * o.repeat * (o.vs_dpdk ? 2 : 1) *
 			(o.seconds + CASE_OVERHEAD);
 		fprintf(stderr, "%u cases, %u run(s) each%s: about %.0f s "
@@ -1197,4 +1236,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "%s: %u case(s) of %u failed\n", progname,
 			failed, nb);
 	return failed ? 1 : 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	return stdout_close(perf_main(argc, argv));
 }

@@ -135,3 +135,16 @@ pipe_run() {
 pipe_run
 [ $have_dpdk -eq 0 ] || pipe_run --vs-dpdk
 echo "perf SIGPIPE: ok"
+
+# Lines that cannot be written (a full disk) fail the run, --list and
+# --help alike: exit 1, and stderr says why.
+for args in "--smoke --seconds 0.05 --repeat 1" "--smoke --list" "--help"; do
+	rc=0
+	"$perf" $args >/dev/full 2>"$tmp/err" || rc=$?
+	[ "$rc" -eq 1 ] ||
+		{ cat "$tmp/err"; echo "$args >/dev/full: exit $rc, not 1"; exit 1; }
+	tail -n 1 "$tmp/err" |
+		grep -qx 'shmpool-perf: standard output: No space left on device' ||
+		{ cat "$tmp/err"; echo "$args >/dev/full: not said"; exit 1; }
+done
+echo "perf write errors: ok"
