@@ -18,7 +18,9 @@
  * (rte_mempool_cache_create()) also use, as in DPDK's test; and one per
  * default cache size, on ring_mp_mc.  After a case every cache is flushed,
  * so that the next one starts, as each of shmpool's workers does, with
- * empty caches and a full ring.
+ * empty caches and a full ring; after a run that failed, its pool is
+ * freed and made again when next needed, as shmpool-perf.c makes its
+ * own.
  *
  * Compiled with DPDK's flags, away from shmpool's; all it shares with
  * shmpool-perf.c is perf.h.
@@ -151,6 +153,22 @@ dp_pool(unsigned int cache_size)
 	pools[nb_pools].mp = mp;
 	nb_pools++;
 	return mp;
+}
+
+/* The pool of a run that failed: a get or put may have failed with
+ * objects in hand, which its lcore never put back.  Freed, so that the
+ * next case that needs it makes it anew, whole. */
+static void
+dp_pool_drop(struct rte_mempool *mp)
+{
+	unsigned int i;
+
+	for (i = 0; i < nb_pools && pools[i].mp != mp; i++)
+		;
+	if (i == nb_pools)
+		return;
+	rte_mempool_free(mp);
+	pools[i] = pools[--nb_pools];
 }
 
 static void
@@ -344,7 +362,7 @@ dpdk_perf_run(const struct perf_case *c, double *rate)
 	__atomic_store_n(&aborted, 1, __ATOMIC_RELEASE);
 	pthread_join(timer, NULL);
 	if (ret < 0 || perf_stop)
-		return -1;
+		goto fail;
 
 	for (i = 0; i < c->workers; i++) {
 		const struct perf_result *res = &workers[i].res;
@@ -352,13 +370,13 @@ dpdk_perf_run(const struct perf_case *c, double *rate)
 		if (res->status != 0 || res->ns == 0) {
 			fprintf(stderr, "shmpool-perf: DPDK: lcore %u did not "
 				"run\n", workers[i].lcore);
-			return -1;
+			goto fail;
 		}
 		if (!perf_cpu_ok(&dp, c, i, res->cpu)) {
 			fprintf(stderr, "shmpool-perf: DPDK: lcore %u ran on "
 				"CPU %d, not %d\n", workers[i].lcore, res->cpu,
 				perf_cpu(&dp, c, i));
-			return -1;
+			goto fail;
 		}
 		sum += (double)res->count * 1e9 / (double)res->ns;
 		if (dp.verbose)
@@ -376,10 +394,13 @@ dpdk_perf_run(const struct perf_case *c, double *rate)
 			"missing from the pool after the case\n",
 			dp.obj_count - rte_mempool_avail_count(mp),
 			dp.obj_count);
-		return -1;
+		goto fail;
 	}
 	*rate = sum;
 	return 0;
+fail:
+	dp_pool_drop(mp);
+	return -1;
 }
 
 /* "0-1,4": the CPUs this process may run on (dp.cpus, in order); -1 when

@@ -241,11 +241,48 @@ kids_kill(void)
 	nb_kids = 0;
 }
 
-/* Whatever happened: no worker, no segment, no EAL left behind. */
-static void
-cleanup(void)
+/* A slot per worker for its attachment, one for its claimed cache, and
+ * one for ours. */
+static unsigned int
+pool_slots(void)
 {
-	kids_kill();
+	return 2 * setup.max_workers + 1;
+}
+
+/* The pool of the cases, made in /dev/shm and attached to (ctl_pool): 0,
+ * or -1 (said on stderr; what was made is left for pool_remove()). */
+static int
+pool_make(void)
+{
+	struct shmpool_params params;
+	struct shmpool_attach_opts opts = { NULL };
+
+	memset(&params, 0, sizeof(params));
+	params.obj_count = setup.obj_count;
+	params.obj_size = setup.obj_size;
+	params.cache_size = CACHE_DEFAULT;
+	params.nb_slots = pool_slots();
+	snprintf(seg_name, sizeof(seg_name), "perf-%ld", (long)getpid());
+	snprintf(seg_path, sizeof(seg_path), "/dev/shm/shmpool.%s", seg_name);
+	if (shmpool_segment_create(seg_path, seg_name, &params, 0600) < 0) {
+		fprintf(stderr, "%s: %s\n", progname, shmpool_last_error());
+		seg_path[0] = '\0';
+		return -1;
+	}
+	opts.path = seg_path;
+	opts.flags = SHMPOOL_ATTACH_CACHE_SIZE;
+	opts.cache_size = 0;
+	if (shmpool_attach(seg_name, &opts, &ctl_pool) < 0) {
+		fprintf(stderr, "%s: %s\n", progname, shmpool_last_error());
+		return -1;
+	}
+	return 0;
+}
+
+/* The parent's attachment and the segment, gone. */
+static void
+pool_remove(void)
+{
 	if (ctl_pool != NULL) {
 		shmpool_detach(ctl_pool);
 		ctl_pool = NULL;
@@ -254,6 +291,14 @@ cleanup(void)
 		unlink(seg_path);
 		seg_path[0] = '\0';
 	}
+}
+
+/* Whatever happened: no worker, no segment, no EAL left behind. */
+static void
+cleanup(void)
+{
+	kids_kill();
+	pool_remove();
 #ifdef HAVE_DPDK
 	if (dpdk_up) {
 		dpdk_perf_fini();
@@ -855,7 +900,9 @@ cpus_print(FILE *f, const struct perf_case *c)
 		fprintf(f, "%s%d", i ? "," : "", perf_cpu(&setup, c, i));
 }
 
-/* One case, --repeat times, taking turns with DPDK; prints its line. */
+/* One case, --repeat times, taking turns with DPDK; prints its line.  0;
+ * -1 when it failed, -2 when interrupted, -3 when it failed and took the
+ * pool with it: no other case can run. */
 static int
 case_run(const struct options *o, const struct perf_case *case_)
 {
@@ -887,6 +934,16 @@ case_run(const struct options *o, const struct perf_case *case_)
 				fprintf(stderr, ": the %s run failed\n",
 					(side ^ first) == 0 ? "shmpool" :
 					"DPDK");
+				/* A worker that died may have taken objects,
+				 * its slot and its cache with it, or left the
+				 * ring half-written: the next case starts on
+				 * a pool made anew, as the first did.  (DPDK's
+				 * side makes its own again, dpdk-perf.c.) */
+				if ((side ^ first) == 0) {
+					pool_remove();
+					if (pool_make() < 0)
+						return -3;
+				}
 				return -1;
 			}
 		}
@@ -1113,8 +1170,6 @@ options_parse(int argc, char **argv, struct options *o)
 static int
 perf_main(int argc, char **argv)
 {
-	struct shmpool_params params;
-	struct shmpool_attach_opts opts = { NULL };
 	struct perf_case *cases;
 	struct options o;
 	unsigned int nb, i, failed = 0;
@@ -1186,29 +1241,7 @@ perf_main(int argc, char **argv)
 		return 1;
 	}
 
-	snprintf(seg_name, sizeof(seg_name), "perf-%ld", (long)getpid());
-	memset(&params, 0, sizeof(params));
-	params.obj_count = setup.obj_count;
-	params.obj_size = setup.obj_size;
-	params.cache_size = CACHE_DEFAULT;
-	/* A slot per worker for its attachment, one for its claimed cache,
-	 * and one for ours. */
-	params.nb_slots = 2 * setup.max_workers + 1;
-	snprintf(seg_path, sizeof(seg_path), "/dev/shm/shmpool.%s", seg_name);
-	ret = shmpool_segment_create(seg_path, seg_name, &params, 0600);
-	if (ret < 0) {
-		fprintf(stderr, "%s: %s\n", progname, shmpool_last_error());
-		seg_path[0] = '\0';
-		cleanup();
-		free(cases);
-		return 1;
-	}
-	opts.path = seg_path;
-	opts.flags = SHMPOOL_ATTACH_CACHE_SIZE;
-	opts.cache_size = 0;
-	ret = shmpool_attach(seg_name, &opts, &ctl_pool);
-	if (ret < 0) {
-		fprintf(stderr, "%s: %s\n", progname, shmpool_last_error());
+	if (pool_make() < 0) {
 		cleanup();
 		free(cases);
 		return 1;
@@ -1217,7 +1250,7 @@ perf_main(int argc, char **argv)
 		fprintf(stderr, "%s: pool %s: %u objects of %u bytes, %u "
 			"slots; %u case(s), %u run(s) each, %g s per run\n",
 			progname, seg_path, setup.obj_count, setup.obj_size,
-			params.nb_slots, nb, o.repeat, o.seconds);
+			pool_slots(), nb, o.repeat, o.seconds);
 
 	for (i = 0; i < nb && !perf_stop; i++) {
 		ret = case_run(&o, &cases[i]);
@@ -1225,6 +1258,11 @@ perf_main(int argc, char **argv)
 			break;
 		if (ret < 0)
 			failed++;
+		if (ret == -3) {
+			fprintf(stderr, "%s: the %u case(s) after it cannot "
+				"run without a pool\n", progname, nb - i - 1);
+			break;
+		}
 	}
 	cleanup();
 	free(cases);

@@ -148,3 +148,40 @@ for args in "--smoke --seconds 0.05 --repeat 1" "--smoke --list" "--help"; do
 		{ cat "$tmp/err"; echo "$args >/dev/full: not said"; exit 1; }
 done
 echo "perf write errors: ok"
+
+# A case whose worker dies (SIGKILL, mid-run, objects in hand) fails
+# alone: the next case runs on a pool made anew, and prints its line.
+# The worker is killed once it has run 50 ms of CPU time, its timed
+# loop well begun.
+"$perf" --cache 512 --workers 1 --get-bulk 8,32 --keep 128 --constant-n 0 \
+	--random none --seconds 1 --repeat 1 >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+kid=
+deadline=$(($(date +%s) + 10))
+while [ -z "$kid" ]; do
+	[ "$(date +%s)" -lt "$deadline" ] ||
+		{ kill $pid; echo "no worker of $pid ran 50 ms"; exit 1; }
+	for k in $(pgrep -P $pid); do
+		# utime + stime, in ticks, after the command's name
+		t=$(sed 's/^.*) //' "/proc/$k/stat" 2>/dev/null |
+			awk '{ print $12 + $13 }')
+		[ "${t:-0}" -ge 5 ] && kid=$k
+	done
+	[ -n "$kid" ] || sleep 0.01
+done
+kill -KILL "$kid"
+rc=0
+wait $pid || rc=$?
+[ "$rc" -eq 1 ] ||
+	{ cat "$tmp/err"; echo "killed worker: exit $rc, not 1"; exit 1; }
+n=$(grep -c '^shmpool_perf cache=512 cores=1 n_get_bulk=32 n_put_bulk=32 n_keep=128 constant_n=0 rate_persec=[1-9][0-9]*$' \
+	"$tmp/out" || true)
+[ "$n" -eq 1 ] && [ "$(wc -l <"$tmp/out")" -eq 1 ] ||
+	{ cat "$tmp/out" "$tmp/err"; echo "killed worker: not the next line alone"; exit 1; }
+cat >"$tmp/want" <<'WANT'
+shmpool-perf: shmpool_perf cache=512 cores=1 n_get_bulk=8 n_put_bulk=8 n_keep=128 constant_n=0: the shmpool run failed
+shmpool-perf: 1 case(s) of 2 failed
+WANT
+diff "$tmp/want" "$tmp/err" || { echo "killed worker: stderr"; exit 1; }
+left_check $pid "killed worker"
+echo "perf case after a killed worker: ok"
