@@ -1192,6 +1192,15 @@ perf_main(int argc, char **argv)
 		fprintf(stderr, "%s: no fixed-size case: no keep is a multiple "
 			"of the bulk sizes; random cases only\n", progname);
 	setup_make(&o, cases, nb);
+	/* A usage error before anything else, --list and a build without
+	 * DPDK included: what the options ask cannot be run anywhere. */
+	if (o.vs_dpdk && setup.max_cache > CACHE_DEFAULT) {
+		fprintf(stderr, "%s: --vs-dpdk: DPDK's caches hold at most %u "
+			"objects, not %u\n", progname, CACHE_DEFAULT,
+			setup.max_cache);
+		free(cases);
+		return 2;
+	}
 
 	if (o.list) {
 		for (i = 0; i < nb; i++) {
@@ -1211,13 +1220,6 @@ perf_main(int argc, char **argv)
 	signals_catch();
 	if (o.vs_dpdk) {
 #ifdef HAVE_DPDK
-		if (setup.max_cache > CACHE_DEFAULT) {
-			fprintf(stderr, "%s: --vs-dpdk: DPDK's caches hold at "
-				"most %u objects, not %u\n", progname,
-				CACHE_DEFAULT, setup.max_cache);
-			free(cases);
-			return 2;
-		}
 		if (dpdk_perf_init(&setup) < 0) {
 			free(cases);
 			return 1;

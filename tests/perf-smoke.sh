@@ -185,3 +185,16 @@ WANT
 diff "$tmp/want" "$tmp/err" || { echo "killed worker: stderr"; exit 1; }
 left_check $pid "killed worker"
 echo "perf case after a killed worker: ok"
+
+# --vs-dpdk with a cache DPDK cannot have is a usage error before
+# anything else: with --list, and in a build without DPDK alike.
+for args in "--cache 1024 --list" "--cache claimed1024 --list" \
+		"--cache 0,1024 --smoke --seconds 0.05 --repeat 1"; do
+	rc=0
+	"$perf" --vs-dpdk $args >/dev/null 2>"$tmp/err" || rc=$?
+	[ "$rc" -eq 2 ] ||
+		{ cat "$tmp/err"; echo "--vs-dpdk $args: exit $rc, not 2"; exit 1; }
+	echo "shmpool-perf: --vs-dpdk: DPDK's caches hold at most 512 objects, not 1024" |
+		diff - "$tmp/err" || { echo "--vs-dpdk $args: stderr"; exit 1; }
+done
+echo "perf --vs-dpdk cache usage error: ok"
