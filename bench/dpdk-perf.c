@@ -47,7 +47,9 @@
 
 #include "perf.h"
 
-#define DP_POOLS_MAX	16
+/* One per default cache size and one without a cache (for 0 and the
+ * claimed caches): one per value of --cache at most. */
+#define DP_POOLS_MAX	PERF_LIST_MAX
 #define DP_ARGS_MAX	16
 
 struct dp_ctx {

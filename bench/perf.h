@@ -19,6 +19,9 @@
 /* Objects a worker moves between two looks at its clock. */
 #define PERF_N			65536
 
+/* Values in one option's list: DPDK's side makes a pool per value of
+ * --cache at most (dpdk-perf.c). */
+#define PERF_LIST_MAX		32
 #define PERF_WORKERS_MAX	256
 #define PERF_KEEP_MAX		32768
 #define PERF_BULK_MAX		4096

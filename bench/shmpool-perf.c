@@ -63,7 +63,7 @@
 
 #include "perf.h"
 
-#define LIST_MAX		32	/* values in one option's list */
+#define LIST_MAX		PERF_LIST_MAX	/* values in one option's list */
 #define CACHE_DEFAULT		512	/* DPDK's RTE_MEMPOOL_CACHE_MAX_SIZE */
 #define KEEP_FLOOR		512	/* DPDK's MAX_KEEP: least we size for */
 #define CASE_OVERHEAD		0.02	/* seconds around a run, for --list */

@@ -198,3 +198,18 @@ for args in "--cache 1024 --list" "--cache claimed1024 --list" \
 		diff - "$tmp/err" || { echo "--vs-dpdk $args: stderr"; exit 1; }
 done
 echo "perf --vs-dpdk cache usage error: ok"
+
+# DPDK's side makes a pool per default cache size and one without a
+# cache: as many as --cache takes values (32), each case on its own.
+if [ $have_dpdk -eq 1 ]; then
+	caches=$(seq -s, 1 31),0
+	rc=0
+	"$perf" --vs-dpdk --smoke --cache "$caches" --seconds 0.01 --repeat 1 \
+		>"$tmp/out" 2>"$tmp/err" || rc=$?
+	[ "$rc" -eq 0 ] ||
+		{ cat "$tmp/err"; echo "--vs-dpdk, 32 pools: exit $rc, not 0"; exit 1; }
+	n=$(grep -c ' dpdk_rate=[0-9]* ratio=' "$tmp/out" || true)
+	[ "$n" -eq 32 ] ||
+		{ cat "$tmp/err"; echo "--vs-dpdk, 32 pools: $n lines, not 32"; exit 1; }
+	echo "perf --vs-dpdk with 32 pools: ok"
+fi
