@@ -1149,7 +1149,8 @@ options_parse(int argc, char **argv, struct options *o)
 		memcpy(o->random, o->get, sizeof(o->random));
 		o->nb_random = o->nb_get;
 	}
-	if (given.nb_put > 0 && !o->all_pairs) {
+	/* Only for the fixed sizes: a random case ignores the put list. */
+	if (given.nb_put > 0 && !o->all_pairs && !o->random_only) {
 		unsigned int ig, ip, common = 0;
 
 		for (ig = 0; ig < o->nb_get; ig++)

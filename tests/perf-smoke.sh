@@ -213,3 +213,14 @@ if [ $have_dpdk -eq 1 ]; then
 		{ cat "$tmp/err"; echo "--vs-dpdk, 32 pools: $n lines, not 32"; exit 1; }
 	echo "perf --vs-dpdk with 32 pools: ok"
 fi
+
+# A random case ignores --put-bulk: with --random-only, no get size need
+# equal a put size.
+rc=0
+"$perf" --get-bulk 4 --put-bulk 8 --random-only --cache 0 --workers 1 \
+	--keep 32 --list >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" -eq 0 ] ||
+	{ cat "$tmp/err"; echo "--random-only --put-bulk: exit $rc, not 0"; exit 1; }
+echo "shmpool_perf cache=0 cores=1 n_max_bulk=4 random=1 n_keep=32 constant_n=0" |
+	diff - "$tmp/out" || { echo "--random-only --put-bulk: cases"; exit 1; }
+echo "perf --random-only with other put sizes: ok"
