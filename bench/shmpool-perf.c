@@ -1122,7 +1122,10 @@ options_parse(int argc, char **argv, struct options *o)
 		o->get[o->nb_get++] = 32;
 		o->keep[o->nb_keep++] = 128;
 		o->constant[o->nb_constant++] = 0;
-		if (given.nb_random == 0)
+		/* No random case, unless --random-only asks for it: then
+		 * sizes drawn from 1..32, the random list being the get
+		 * list's by default. */
+		if (given.nb_random == 0 && !o->random_only)
 			o->random_none = 1;
 	} else {
 		options_default(o, ncpu);

@@ -224,3 +224,13 @@ rc=0
 echo "shmpool_perf cache=0 cores=1 n_max_bulk=4 random=1 n_keep=32 constant_n=0" |
 	diff - "$tmp/out" || { echo "--random-only --put-bulk: cases"; exit 1; }
 echo "perf --random-only with other put sizes: ok"
+
+# --random-only replaces --smoke's "no random case": its one case, in
+# random form.
+rc=0
+"$perf" --smoke --random-only --list >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" -eq 0 ] ||
+	{ cat "$tmp/err"; echo "--smoke --random-only: exit $rc, not 0"; exit 1; }
+echo "shmpool_perf cache=512 cores=1 n_max_bulk=32 random=1 n_keep=128 constant_n=0" |
+	diff - "$tmp/out" || { echo "--smoke --random-only: cases"; exit 1; }
+echo "perf --smoke --random-only: ok"
