@@ -85,7 +85,8 @@ static const char help_text[] =
 	"shmpool pool; one line per case, rate_persec = objects got and put back\n"
 	"per second, summed over the workers.  LIST is comma-separated.\n"
 	"\n"
-	"  --workers LIST     worker processes (default 1,2,2*CPUs: %s)\n"
+	"  --workers LIST     worker processes (default 1, 2 and twice the\n"
+	"                     CPUs, at most 256: %s)\n"
 	"  --cache LIST       0 (no cache), C (a default cache of C objects),\n"
 	"                     claimed or claimedC (each worker claims a cache of\n"
 	"                     C objects, default 512, and uses it through\n"
@@ -1001,6 +1002,7 @@ options_parse(int argc, char **argv, struct options *o)
 	struct options given;
 	unsigned int ncpu = cpus_available(), one[LIST_MAX], i;
 	char workers_default[32], *end;
+	size_t len;
 	int opt, ret = 0;
 
 	memset(o, 0, sizeof(*o));
@@ -1100,8 +1102,14 @@ options_parse(int argc, char **argv, struct options *o)
 			o->verbose = 1;
 			break;
 		case 'h':
-			snprintf(workers_default, sizeof(workers_default),
-				"1,2,%u", 2 * ncpu);
+			/* The list a run would use, on these CPUs (what
+			 * was given is not needed any more). */
+			memset(&given, 0, sizeof(given));
+			options_default(&given, ncpu);
+			for (len = 0, i = 0; i < given.nb_workers; i++)
+				len += (size_t)snprintf(workers_default + len,
+					sizeof(workers_default) - len, "%s%u",
+					i ? "," : "", given.workers[i]);
 			printf("%s", usage_text);
 			printf(help_text, workers_default);
 			return 1;

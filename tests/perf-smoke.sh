@@ -234,3 +234,30 @@ rc=0
 echo "shmpool_perf cache=512 cores=1 n_max_bulk=32 random=1 n_keep=128 constant_n=0" |
 	diff - "$tmp/out" || { echo "--smoke --random-only: cases"; exit 1; }
 echo "perf --smoke --random-only: ok"
+
+# --help's default workers are those a run uses: 1, 2 and twice the
+# CPUs, at most 256, once each (1 and 2 on one CPU).
+help_workers() {	# the list --help prints, run as "$@" "$perf"
+	"$@" "$perf" --help | sed -n 's/^ *CPUs, at most 256: \([0-9,]*\))$/\1/p'
+}
+list_workers() {	# the workers of the default list, run as "$@" "$perf"
+	"$@" "$perf" --list --cache 0 --get-bulk 1 --keep 32 --constant-n 0 \
+		--random none 2>/dev/null | sed 's/^.* cores=\([0-9]*\) .*$/\1/' |
+		tr '\n' ',' | sed 's/,$//'
+}
+workers_check() {	# what, wanted list, command prefix
+	what=$1 want=$2
+	shift 2
+	h=$(help_workers "$@")
+	l=$(list_workers "$@")
+	[ "$h" = "$want" ] && [ "$l" = "$want" ] ||
+		{ echo "$what: --help '$h', --list '$l', not '$want'"; exit 1; }
+}
+want=1,2
+[ "$ncpu" -gt 1 ] && want=1,2,$((2 * ncpu > 256 ? 256 : 2 * ncpu))
+workers_check "default workers" "$want"
+if command -v taskset >/dev/null 2>&1; then
+	workers_check "workers on one CPU" 1,2 \
+		taskset -c "$(echo $cpus | awk '{ print $1 }')"
+fi
+echo "perf default workers in --help: ok"
