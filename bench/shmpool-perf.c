@@ -519,6 +519,31 @@ cases_fixed(const struct options *o, struct perf_case c, struct case_list *l)
 	return 0;
 }
 
+/*
+ * Why the options select no fixed-size case.  Every get size has a put
+ * size to pair with (options_parse()): either no keep is a multiple of
+ * both sizes of a pair, or one is and --constant-n 1 alone left the pair
+ * out, its sizes unequal or without a loop compiled for them.
+ */
+static const char *
+cases_fixed_none(const struct options *o)
+{
+	unsigned int ig, ip, ik;
+
+	for (ig = 0; ig < o->nb_get; ig++)
+		for (ip = 0; ip < o->nb_put; ip++) {
+			if (!o->all_pairs && o->get[ig] != o->put[ip])
+				continue;
+			for (ik = 0; ik < o->nb_keep; ik++)
+				if (o->keep[ik] % o->get[ig] == 0 &&
+				    o->keep[ik] % o->put[ip] == 0)
+					return "--constant-n 1 has loops only "
+						"for equal get and put sizes "
+						"of 1, 4, 8, 32, 64 or 128";
+		}
+	return "no keep is a multiple of both bulk sizes";
+}
+
 /* Every case the options select: per cache and worker count, the fixed
  * sizes, then the random ones.  NULL when there is none. */
 static struct perf_case *
@@ -1193,16 +1218,15 @@ perf_main(int argc, char **argv)
 		return ret > 0 ? 0 : 2;
 	cases = cases_build(&o, &nb);
 	if (cases == NULL) {
-		fprintf(stderr, "%s: no case: no keep is a multiple of the "
-			"bulk sizes, or no get size equals a put size (see "
-			"--all-pairs)\n", progname);
+		fprintf(stderr, "%s: no case: %s\n", progname,
+			cases_fixed_none(&o));
 		return 2;
 	}
 	for (i = 0; i < nb && cases[i].max_bulk != 0; i++)
 		;
 	if (i == nb && !o.random_only)
-		fprintf(stderr, "%s: no fixed-size case: no keep is a multiple "
-			"of the bulk sizes; random cases only\n", progname);
+		fprintf(stderr, "%s: no fixed-size case: %s; random cases "
+			"only\n", progname, cases_fixed_none(&o));
 	setup_make(&o, cases, nb);
 	/* A usage error before anything else, --list and a build without
 	 * DPDK included: what the options ask cannot be run anywhere. */

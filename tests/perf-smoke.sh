@@ -261,3 +261,20 @@ if command -v taskset >/dev/null 2>&1; then
 		taskset -c "$(echo $cpus | awk '{ print $1 }')"
 fi
 echo "perf default workers in --help: ok"
+
+# Options that leave no case say why: the keep, or --constant-n 1's
+# sizes.
+nocase_check() {	# message, options
+	want=$1
+	shift
+	rc=0
+	"$perf" "$@" --random none --list >/dev/null 2>"$tmp/err" || rc=$?
+	[ "$rc" -eq 2 ] ||
+		{ cat "$tmp/err"; echo "$*: exit $rc, not 2"; exit 1; }
+	echo "shmpool-perf: no case: $want" | diff - "$tmp/err" ||
+		{ echo "$*: stderr"; exit 1; }
+}
+nocase_check "--constant-n 1 has loops only for equal get and put sizes of 1, 4, 8, 32, 64 or 128" \
+	--get-bulk 16 --keep 32 --constant-n 1
+nocase_check "no keep is a multiple of both bulk sizes" --get-bulk 3 --keep 32
+echo "perf no-case messages: ok"
