@@ -403,15 +403,16 @@ bad:
 static int
 parse_caches(const char *arg, struct options *o)
 {
-	char buf[256], *tok, *save = NULL, *end;
+	char buf[256], *rest = buf, *tok, *end;
 	unsigned long v;
 
 	if (strlen(arg) >= sizeof(buf))
 		return usage_error("--cache '%s': too long", arg);
 	strcpy(buf, arg);
 	o->nb_caches = 0;
-	for (tok = strtok_r(buf, ",", &save); tok != NULL;
-	     tok = strtok_r(NULL, ",", &save)) {
+	/* strsep(), not strtok_r(): an empty item ("512,", "0,,512") is
+	 * refused, as parse_list() refuses it, not skipped. */
+	while ((tok = strsep(&rest, ",")) != NULL) {
 		struct cache_sel sel = { CACHE_DEFAULT, 0 };
 
 		if (o->nb_caches == LIST_MAX)

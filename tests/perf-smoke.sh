@@ -278,3 +278,14 @@ nocase_check "--constant-n 1 has loops only for equal get and put sizes of 1, 4,
 	--get-bulk 16 --keep 32 --constant-n 1
 nocase_check "no keep is a multiple of both bulk sizes" --get-bulk 3 --keep 32
 echo "perf no-case messages: ok"
+
+# An empty item of --cache is a usage error, as one of --workers is.
+for c in "512," "0,,512" ",512"; do
+	rc=0
+	"$perf" --cache "$c" --smoke --list >/dev/null 2>"$tmp/err" || rc=$?
+	[ "$rc" -eq 2 ] ||
+		{ cat "$tmp/err"; echo "--cache '$c': exit $rc, not 2"; exit 1; }
+	head -n 1 "$tmp/err" | grep -qxF "shmpool-perf: --cache '$c': expected sizes in 0..4096, claimed or claimedC (C in 1..4096)" ||
+		{ cat "$tmp/err"; echo "--cache '$c': stderr"; exit 1; }
+done
+echo "perf --cache with an empty item: ok"
