@@ -1245,6 +1245,11 @@ perf_main(int argc, char **argv)
 			putchar('\n');
 		}
 		lines_flush();
+		/* The pool a run would make, not made. */
+		if (o.verbose)
+			fprintf(stderr, "%s: pool: %u objects of %u bytes, %u "
+				"slots\n", progname, setup.obj_count,
+				setup.obj_size, pool_slots());
 		t = nb * o.repeat * (o.vs_dpdk ? 2 : 1) *
 			(o.seconds + CASE_OVERHEAD);
 		fprintf(stderr, "%u cases, %u run(s) each%s: about %.0f s "

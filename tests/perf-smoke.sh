@@ -289,3 +289,14 @@ for c in "512," "0,,512" ",512"; do
 		{ cat "$tmp/err"; echo "--cache '$c': stderr"; exit 1; }
 done
 echo "perf --cache with an empty item: ok"
+
+# -v prints the pool with --list too: the one a run makes, not made.
+rc=0
+"$perf" --list -v --smoke --workers 3 >/dev/null 2>"$tmp/err" || rc=$?
+[ "$rc" -eq 0 ] || { cat "$tmp/err"; echo "--list -v: exit $rc, not 0"; exit 1; }
+listed=$(sed -n 's/^shmpool-perf: pool: \(.*\)$/\1/p' "$tmp/err")
+perf_v --smoke --workers 3 --seconds 0.05 --repeat 1 -v
+made=$(sed -n 's/^shmpool-perf: pool [^ ]*: \(.* slots\);.*$/\1/p' "$out_v")
+[ "$listed" = "3072 objects of 2048 bytes, 7 slots" ] && [ "$made" = "$listed" ] ||
+	{ echo "pool: --list -v '$listed', a run's '$made'"; exit 1; }
+echo "perf --list -v prints the pool: ok"
