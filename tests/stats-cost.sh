@@ -44,8 +44,12 @@ if "$src/bench/stats-cost" --repeat 1 --on "$dir/off" --off "$dir/on" \
 	echo "swapped folders accepted"; exit 1
 fi
 grep -q "is not built with stats" "$dir/err"
-# A bad repeat count is a usage error.
-rc=0
-"$src/bench/stats-cost" --repeat x 2>/dev/null || rc=$?
-[ "$rc" -eq 2 ] || { echo "--repeat x: exit $rc, not 2"; exit 1; }
+# A bad repeat count is a usage error, and says the usage.
+for r in x 0; do
+	rc=0
+	"$src/bench/stats-cost" --repeat $r 2>"$dir/err" || rc=$?
+	[ "$rc" -eq 2 ] || { echo "--repeat $r: exit $rc, not 2"; exit 1; }
+	echo "usage: bench/stats-cost [--repeat R] [--on DIR] [--off DIR] [shmpool-perf options]" |
+		diff - "$dir/err" || { echo "--repeat $r: stderr"; exit 1; }
+done
 echo "stats-cost: ok"
