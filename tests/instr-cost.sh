@@ -64,4 +64,8 @@ for bad in "--get-bulk 1,4" "--seconds x"; do
 	"$src/bench/instr-cost" --build "$dir/build" $bad >/dev/null 2>&1 || rc=$?
 	[ "$rc" -eq 2 ] || { echo "$bad: exit $rc, not 2"; exit 1; }
 done
+# And a bad --seconds says the usage.
+"$src/bench/instr-cost" --seconds x 2>&1 >/dev/null |
+	grep -qxF "usage: bench/instr-cost [--build DIR] [--seconds S] [shmpool-perf options]" ||
+	{ echo "--seconds x: no usage line"; exit 1; }
 echo "instr-cost: ok"
