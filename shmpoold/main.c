@@ -386,7 +386,9 @@ main(int argc, char **argv)
 	static struct config conf;
 	struct opts o = { NULL };
 	const char *pidfile = NULL;
-	char defpidfile[sizeof(denv.socket) + 16];
+	/* The pidfile's own copy: a reload replaces conf, and the file to
+	 * remove at the end is the one written at the start. */
+	char pidpath[PATH_MAX];
 	char err[1024], lockpath[sizeof(denv.socket) + 8];
 	int opt, ready[2] = { -1, -1 }, lockfd = -1, running = 1;
 	sigset_t mask;
@@ -464,16 +466,19 @@ main(int argc, char **argv)
 		fprintf(stderr, "shmpoold: %s\n", err);
 		return 1;
 	}
-	pidfile = o.pidfile != NULL ? o.pidfile :
-		conf.pidfile[0] != '\0' ? conf.pidfile : NULL;
-	if (pidfile == NULL && !foreground) {
+	if (o.pidfile != NULL) {
+		pidfile = o.pidfile;
+	} else if (conf.pidfile[0] != '\0') {
+		memcpy(pidpath, conf.pidfile, sizeof(pidpath));
+		pidfile = pidpath;
+	} else if (!foreground) {
 		/* Next to the socket: two daemons on two sockets do not
 		 * share it. */
 		const char *slash = strrchr(denv.socket, '/');
 
-		snprintf(defpidfile, sizeof(defpidfile), "%.*s/shmpoold.pid",
+		snprintf(pidpath, sizeof(pidpath), "%.*s/shmpoold.pid",
 			(int)(slash - denv.socket), denv.socket);
-		pidfile = defpidfile;
+		pidfile = pidpath;
 	}
 
 	if (!foreground) {

@@ -3863,6 +3863,59 @@ START_TEST(test_config)
 }
 END_TEST
 
+/*
+ * A reload that changes the pidfile, or drops it, changes nothing until
+ * the next start (shmpoold.conf(5)): SIGTERM removes the file the daemon
+ * wrote, and leaves alone the one the new config names.
+ */
+START_TEST(test_reload_keeps_pidfile)
+{
+	char text[2048], a[320], b[320], want[400];
+	struct daemon d;
+	int round;
+
+	d_init(&d, "pidreload");
+	snprintf(a, sizeof(a), "%s/a.pid", d.dir);
+	snprintf(b, sizeof(b), "%s/b.pid", d.dir);
+	for (round = 0; round < 2; round++) {
+		snprintf(text, sizeof(text), "pidfile = %s\n", a);
+		write_file(d.conf, text);
+		d_start(&d);
+		snprintf(want, sizeof(want), "%ld\n", (long)d.pid);
+		ck_assert_str_eq(slurp(a), want);
+
+		/* Another pidfile (someone else's file), socket and shm
+		 * dir, then no pidfile. */
+		if (round == 0) {
+			snprintf(text, sizeof(text), "pidfile = %s\n"
+				"socket = %s/b.sock\nshm-dir = %s/b\n", b,
+				d.dir, d.dir);
+			write_file(d.conf, text);
+			write_file(b, "not shmpoold's\n");
+		} else {
+			write_file(d.conf, "# no pidfile\n");
+		}
+		ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
+		await_stderr(&d, "SIGHUP: socket, hugetlbfs, shm-dir and "
+			"pidfile changes take effect at the next start", 2);
+		snprintf(want, sizeof(want), "SIGHUP: %s re-read", d.conf);
+		await_stderr(&d, want, 2);
+		ck_assert_int_eq(truncate(d.err, 0), 0);
+		d_stop(&d);
+		ck_assert_msg(!exists(a), "round %d: %s left behind", round,
+			a);
+		if (round == 0) {
+			ck_assert_str_eq(slurp(b), "not shmpoold's\n");
+			ck_assert_int_eq(unlink(b), 0);
+		}
+		/* d_stop() saw its socket and lock go; it made nothing of
+		 * the new config's. */
+		ck_assert_int_eq(tu_count_entries(d.dir), 3);
+	}
+	tu_rm_tree(d.dir);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* 10. Hostile workers and segments: what a worker or a user that may
  * write a segment does to it must not crash or stall the daemon. */
@@ -4825,6 +4878,7 @@ daemon_suite(void)
 	tcase_add_test(tc, test_second_daemon);
 	tcase_add_test(tc, test_destroy);
 	tcase_add_test(tc, test_config);
+	tcase_add_test(tc, test_reload_keeps_pidfile);
 	tcase_add_test(tc, test_hostile);
 	tcase_add_test(tc, test_connection_cap);
 	suite_add_tcase(s, tc);
