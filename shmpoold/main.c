@@ -426,19 +426,19 @@ main(int argc, char **argv)
 			usage(stderr);
 			return 2;
 		}
+		/* Each value as it is given: a relative path is refused
+		 * even when a later one of the same option takes its place. */
+		if ((opt == 's' || opt == 'H' || opt == 'D' || opt == 'p') &&
+		    optarg[0] != '/' &&
+		    (opt != 'H' || strcmp(optarg, "none") != 0)) {
+			fprintf(stderr, "shmpoold: paths must be absolute\n");
+			usage(stderr);
+			return 2;
+		}
 	}
 	if (optind != argc) {
 		fprintf(stderr, "shmpoold: unexpected argument '%s'\n",
 			argv[optind]);
-		usage(stderr);
-		return 2;
-	}
-	if ((o.socket != NULL && o.socket[0] != '/') ||
-	    (o.shm_dir != NULL && o.shm_dir[0] != '/') ||
-	    (o.pidfile != NULL && o.pidfile[0] != '/') ||
-	    (o.hugetlbfs != NULL && o.hugetlbfs[0] != '/' &&
-	     strcmp(o.hugetlbfs, "none") != 0)) {
-		fprintf(stderr, "shmpoold: paths must be absolute\n");
 		usage(stderr);
 		return 2;
 	}

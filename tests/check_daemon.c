@@ -3536,6 +3536,32 @@ START_TEST(test_second_daemon)
 		ck_assert_msg(strcasestr(err, "usage") != NULL,
 			"no usage line on stderr: '%s'", err);
 	}
+	/* A relative path is a usage error even when an absolute one of
+	 * the same option follows it. */
+	{
+		static const char *const opts[] = {
+			"--socket", "--shm-dir", "--pidfile", "--hugetlbfs",
+		};
+		char pid[340];
+		size_t i;
+
+		snprintf(pid, sizeof(pid), "%s/x.pid", d2.dir);
+		for (i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+			const char *abs = i == 0 ? d2.sock : i == 1 ? d2.dir :
+				i == 2 ? pid : "none";
+			const char *args[] = {
+				"-f", "--socket", d2.sock, "--shm-dir", d2.dir,
+				"--hugetlbfs", "none", "--config", d2.conf,
+				opts[i], "rel", opts[i], abs, NULL
+			};
+
+			err = start_fails(d2.err, args, 2);
+			ck_assert_msg(strncmp(err, "shmpoold: paths must be "
+				"absolute\nusage: ", 40) == 0, "%s rel %s: "
+				"stderr '%s'", opts[i], abs, err);
+			ck_assert(!exists(pid));
+		}
+	}
 	ck_assert(!exists(d2.sock));
 	tu_rm_tree(d2.dir);
 	check_alive(&d, "failed starts");
