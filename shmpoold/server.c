@@ -675,12 +675,21 @@ handle(struct client *c, char *buf, size_t len, struct reply *r)
 		reply_err(r, EPROTONOSUPPORT, "version", m.version, text);
 		return;
 	}
-	if (ret == -EINVAL) {
-		reply_err(r, EINVAL, bad, proto_get(&m, bad), text);
+	if (ret < 0 && ret != -EINVAL) {
+		reply_err(r, EPROTO, NULL, NULL, text);
 		return;
 	}
-	if (ret < 0) {
-		reply_err(r, EPROTO, NULL, NULL, text);
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (strcmp(verbs[i].name, m.verb) == 0)
+			v = &verbs[i];
+	if (ret == -EINVAL) {
+		/* A key given twice (the parse stopped there, the verb
+		 * read): one who may not use the verb is told that first,
+		 * as for any other fault of its keys. */
+		if (v != NULL && v->managed != NULL &&
+		    deny_unless_manager(c, r, v->managed))
+			return;
+		reply_err(r, EINVAL, bad, proto_get(&m, bad), text);
 		return;
 	}
 	if (m.rest != NULL) {
@@ -688,9 +697,6 @@ handle(struct client *c, char *buf, size_t len, struct reply *r)
 			"malformed request: more than one line");
 		return;
 	}
-	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
-		if (strcmp(verbs[i].name, m.verb) == 0)
-			v = &verbs[i];
 	if (v == NULL) {
 		snprintf(text, sizeof(text), "unknown verb '%.64s'", m.verb);
 		reply_err(r, EINVAL, "verb", m.verb, text);

@@ -2396,6 +2396,12 @@ static const struct bad_field bad_fields[] = {
 	{ "create name=b objects=10 object-size=64 colour=red",
 	  "shmpool/1 error EINVAL field=colour value=red "
 	  "msg=unknown key 'colour' for create" },
+	{ "create name=b name=b objects=1 object-size=1",
+	  "shmpool/1 error EINVAL field=name value=b "
+	  "msg=key 'name' is given twice" },
+	{ "flush name=b slot=0 slot=0",
+	  "shmpool/1 error EINVAL field=slot value=0 "
+	  "msg=key 'slot' is given twice" },
 	{ "info name=b colour=red",
 	  "shmpool/1 error EINVAL field=colour value=red "
 	  "msg=unknown key 'colour' for info" },
@@ -3229,6 +3235,10 @@ nobody_worker(void *arg)
 		"shmpool/1 destroy",
 		"shmpool/1 flush name=e slot=0",
 		"shmpool/1 flush name=e",
+		/* A key given twice too. */
+		"shmpool/1 create name=a name=a objects=1 object-size=1",
+		"shmpool/1 destroy name=e name=e",
+		"shmpool/1 flush name=e slot=0 slot=0",
 	};
 	struct shmpool *pool;
 	size_t i;
@@ -3258,7 +3268,7 @@ nobody_worker(void *arg)
 
 START_TEST(test_credentials)
 {
-	char buf[8192], *line[16], *save = NULL;
+	char buf[8192], *line[20], *save = NULL;
 	struct daemon d;
 	ssize_t n, len = 0;
 	int out[2], i = 0;
@@ -3283,10 +3293,10 @@ START_TEST(test_credentials)
 	close(out[0]);
 	tu_wait_children(&pid, 1, 5);
 
-	for (line[i] = strtok_r(buf, "\n", &save); line[i] != NULL && i < 15;
+	for (line[i] = strtok_r(buf, "\n", &save); line[i] != NULL && i < 19;
 			line[++i] = strtok_r(NULL, "\n", &save))
 		;
-	ck_assert_int_eq(i, 12);
+	ck_assert_int_eq(i, 15);
 	ck_assert_prefix(line[0], "shmpool/1 ok ");
 	check_error(line[1], "EPERM", "create by nobody");
 	check_error(line[2], "EPERM", "destroy by nobody");
@@ -3298,9 +3308,12 @@ START_TEST(test_credentials)
 	check_error(line[8], "EPERM", "destroy by nobody, no name");
 	check_error(line[9], "EPERM", "flush by nobody");
 	check_error(line[10], "EPERM", "flush by nobody, no slot");
-	ck_assert_msg(strcmp(line[11], "attach -13") == 0,
+	check_error(line[11], "EPERM", "create by nobody, name twice");
+	check_error(line[12], "EPERM", "destroy by nobody, name twice");
+	check_error(line[13], "EPERM", "flush by nobody, slot twice");
+	ck_assert_msg(strcmp(line[14], "attach -13") == 0,
 		"attach by nobody to a 0660 pool of root's: %s, expected "
-		"-EACCES", line[11]);
+		"-EACCES", line[14]);
 
 	/* Nothing changed. */
 	ck_assert_prefix(ask(&d, "info name=e"), "shmpool/1 ok name=e ");
