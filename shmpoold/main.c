@@ -294,6 +294,10 @@ lock_socket(int *lockfd, char *err, size_t errsz)
 			break;
 		close(fd);
 	}
+	/* Readable by all whatever the umask, as the pidfile and the index
+	 * are (a file of another owner's that we may write keeps its
+	 * mode). */
+	fchmod(fd, 0644);
 	n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
 	if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t)n, 0) != n) {
 		snprintf(err, errsz, "cannot write %s: %s", path,
@@ -302,6 +306,20 @@ lock_socket(int *lockfd, char *err, size_t errsz)
 		return -1;
 	}
 	*lockfd = fd;
+	return 0;
+}
+
+/*
+ * mkdir(2) takes the umask off the mode: a folder made here is 0755
+ * whatever the daemon's umask, so that anyone can reach the socket in
+ * it (shmpoold(8)).
+ */
+static int
+mkdir_0755(const char *dir)
+{
+	if (mkdir(dir, 0755) < 0)
+		return -1;
+	chmod(dir, 0755);
 	return 0;
 }
 
@@ -315,9 +333,9 @@ mkdir_parent(const char *path)
 	if (slash == NULL || slash == dir)
 		return;
 	*slash = '\0';
-	if (mkdir(dir, 0755) < 0 && errno == ENOENT) {
+	if (mkdir_0755(dir) < 0 && errno == ENOENT) {
 		mkdir_parent(dir);
-		mkdir(dir, 0755);
+		mkdir_0755(dir);
 	}
 }
 
@@ -560,6 +578,8 @@ main(int argc, char **argv)
 
 		mkdir_parent(pidfile);
 		f = fopen(pidfile, "we");
+		if (f != NULL)
+			fchmod(fileno(f), 0644);	/* as the lock file */
 		if (f == NULL || fprintf(f, "%ld\n", (long)getpid()) < 0 ||
 		    fclose(f) != 0) {
 			fprintf(stderr, "shmpoold: cannot write %s: %s\n",

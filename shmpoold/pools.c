@@ -677,6 +677,8 @@ pools_index_write(void)
 			strerror(errno));
 		return;
 	}
+	/* For shmpoolctl dump by anyone, whatever the daemon's umask. */
+	fchmod(fileno(f), 0644);
 	fprintf(f, "# The pools of the shmpoold serving %s: name, segment.\n",
 		denv.socket);
 	cds_list_for_each_entry(p, &pool_list, node)

@@ -3323,6 +3323,90 @@ START_TEST(test_credentials)
 }
 END_TEST
 
+/*
+ * The folders the daemon makes for its socket and pidfile are 0755, and
+ * its lock file, index and pidfile 0644, whatever umask it starts with:
+ * nobody reaches the socket (0666) and reads the rest.
+ */
+
+static int
+nobody_ping(void *arg)
+{
+	char reply[REPLY_MAX + 1];
+	int fd;
+
+	if (setgroups(0, NULL) != 0 || setgid(NOBODY) != 0 ||
+	    setuid(NOBODY) != 0 || getuid() != NOBODY)
+		return 10;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	fd = conn_open(arg);
+	if (fd < 0)
+		return 11;
+	if (conn_call(fd, "shmpool/1 ping", 14, reply, sizeof(reply)) <= 0 ||
+	    strncmp(reply, "shmpool/1 ok ", 13) != 0)
+		return 12;
+	close(fd);
+	return 0;
+}
+
+/* path's type and permission bits are mode. */
+#define ck_assert_mode(path, mode) do {					\
+	struct stat st_;						\
+	ck_assert_msg(lstat((path), &st_) == 0, "%s: %s", (path),	\
+		strerror(errno));					\
+	ck_assert_msg((st_.st_mode & (S_IFMT | 07777)) == (mode),	\
+		"%s: mode 0%o, expected 0%o", (path),			\
+		(unsigned int)(st_.st_mode & (S_IFMT | 07777)),		\
+		(unsigned int)(mode));					\
+} while (0)
+
+START_TEST(test_umask_modes)
+{
+	static const mode_t masks[] = { 077, 0 };
+	char nd[280], pd[280], pid[300], path[400], text[400];
+	struct daemon d;
+	mode_t old;
+	size_t i;
+	pid_t w;
+
+	ck_assert_int_eq(chmod(tu_dir(), 0755), 0);
+	for (i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
+		d_init(&d, i == 0 ? "umask077" : "umask0");
+		snprintf(nd, sizeof(nd), "%s/nd", d.dir);
+		snprintf(d.sock, sizeof(d.sock), "%s/sub/sock", nd);
+		snprintf(pd, sizeof(pd), "%s/pd", d.dir);
+		snprintf(pid, sizeof(pid), "%s/x.pid", pd);
+		snprintf(text, sizeof(text), "pidfile = %s\n", pid);
+		write_file(d.conf, text);
+		old = umask(masks[i]);
+		d_start(&d);
+		umask(old);
+		ck_assert_prefix(ask(&d, "create name=p objects=8 "
+			"object-size=8"), "shmpool/1 ok name=p ");
+
+		ck_assert_mode(nd, S_IFDIR | 0755);
+		snprintf(path, sizeof(path), "%s/sub", nd);
+		ck_assert_mode(path, S_IFDIR | 0755);
+		ck_assert_mode(pd, S_IFDIR | 0755);
+		ck_assert_mode(d.sock, S_IFSOCK | 0666);
+		snprintf(path, sizeof(path), "%s.lock", d.sock);
+		ck_assert_mode(path, S_IFREG | 0644);
+		snprintf(path, sizeof(path), "%s.pools", d.sock);
+		ck_assert_mode(path, S_IFREG | 0644);
+		ck_assert_mode(pid, S_IFREG | 0644);
+		if (geteuid() == 0) {
+			w = fork_worker(nobody_ping, d.sock);
+			tu_wait_children(&w, 1, 5);
+		} else {
+			printf("SKIP: ping as nobody needs root\n");
+		}
+		d_stop(&d);
+		ck_assert(!exists(pid));
+		tu_rm_tree(d.dir);
+	}
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* 6. Huge pages (root: reserved and mounted by the fixture). */
 
@@ -4913,6 +4997,7 @@ daemon_suite(void)
 	tcase_add_test(tc, test_fake_daemon_replies);
 	tcase_add_test(tc, test_cut_while_read);
 	tcase_add_test(tc, test_credentials);
+	tcase_add_test(tc, test_umask_modes);
 	tcase_add_test(tc, test_huge_without_mount);
 	tcase_add_test(tc, test_second_daemon);
 	tcase_add_test(tc, test_destroy);
