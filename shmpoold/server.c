@@ -251,9 +251,24 @@ server_accept(void)
 	socklen_t len = sizeof(cred);
 	struct client *c, *o;
 	unsigned int same_uid = 0;
-	int fd, ret;
+	int fd, spare, ret;
 
-	fd = accept4(listen_tag.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	/*
+	 * A connection takes a descriptor, and the read of its peer's
+	 * /proc/PID/stat one more for a moment: with fewer than two free,
+	 * the connection is left in the backlog, not taken and dropped.
+	 * spare holds the second one through the accept.
+	 */
+	fd = spare = fcntl(listen_tag.fd, F_DUPFD_CLOEXEC, 0);
+	if (spare >= 0) {
+		int e;
+
+		fd = accept4(listen_tag.fd, NULL, NULL,
+			SOCK_NONBLOCK | SOCK_CLOEXEC);
+		e = errno;
+		close(spare);
+		errno = e;
+	}
 	if (fd < 0) {
 		if (errno == EMFILE || errno == ENFILE) {
 			/* The connection waits in the backlog; stop asking

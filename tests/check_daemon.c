@@ -4663,11 +4663,11 @@ END_TEST
  *
  * The limit, 20, is low enough for that with a handful of workers and
  * leaves the daemon room to start, create and serve before and after.
- * While the workers live it cannot serve: with its last descriptor taken
- * by accept(), its read of the peer's /proc/PID/stat fails and it closes
- * the connection unanswered (a client sees ECONNRESET).  So nothing is
- * asked of it then; the pools are looked at through their segments, and
- * its scans counted with a pool of their own (await_scans()).
+ * While the workers live it cannot serve: with one descriptor free, too
+ * few for a connection and the read of its peer's /proc/PID/stat, a
+ * connection waits in the backlog (test 15).  So nothing is asked of it
+ * then; the pools are looked at through their segments, and its scans
+ * counted with a pool of their own (await_scans()).
  */
 
 #define FD_LIMIT	20	/* the daemon's RLIMIT_NOFILE, soft and hard */
@@ -4966,6 +4966,119 @@ START_TEST(test_bad_put_repaired)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* 15. Out of descriptors, the daemon leaves a connection in the backlog
+ * (shmpoold(8)).  One descriptor free is not enough: the connection takes
+ * one and the read of its peer's /proc/PID/stat another.  The connection
+ * waits, and is served once another closes, or at the next scan once the
+ * limit is raised. */
+
+/* pid's two lowest free descriptor numbers, from /proc/PID/fd: where
+ * its next two go. */
+static void
+fd_free_two(pid_t pid, int freefd[2])
+{
+	unsigned char used[1024] = { 0 };
+	struct dirent *de;
+	char path[64];
+	int fd, k;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%ld/fd", (long)pid);
+	dir = opendir(path);
+	ck_assert_msg(dir != NULL, "%s: %s", path, strerror(errno));
+	while ((de = readdir(dir)) != NULL) {
+		fd = atoi(de->d_name);
+		if (de->d_name[0] >= '0' && de->d_name[0] <= '9' &&
+		    fd < (int)sizeof(used))
+			used[fd] = 1;
+	}
+	closedir(dir);
+	for (fd = 0, k = 0; k < 2 && fd < (int)sizeof(used); fd++)
+		if (!used[fd])
+			freefd[k++] = fd;
+	ck_assert_int_eq(k, 2);
+}
+
+#define PAUSED	"shmpoold: accept: Too many open files; pausing\n"
+
+/* Until the daemon has paused its accepts n more times than it had. */
+static void
+await_paused(const struct daemon *d, int had, int n)
+{
+	double deadline = now() + 2;
+
+	while (count_logged(d, PAUSED) < had + n) {
+		ck_assert_msg(now() < deadline, "'%s' not logged %d more "
+			"times within 2 s; stderr:\n%s", PAUSED, n,
+			stderr_tail(d));
+		usleep(1000);
+	}
+}
+
+/* fd has no reply to read, and is not reset. */
+static void
+check_waiting(int fd, const struct daemon *d, const char *what)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN | POLLRDHUP };
+
+	ck_assert_msg(poll(&pfd, 1, 0) == 0, "%s: revents 0x%x, expected "
+		"none; stderr:\n%s", what, pfd.revents, stderr_tail(d));
+}
+
+START_TEST(test_accept_out_of_fds)
+{
+	char reply[REPLY_MAX + 1];
+	struct rlimit lim, old;
+	struct daemon d;
+	int a, b, c, freefd[2], had;
+
+	d_init(&d, "acceptfd");
+	d_start(&d);
+	/* a is accepted and answered after every connection before it is
+	 * closed (d_wait_ready()'s): nothing closes below it from now. */
+	a = conn_open(d.sock);
+	ck_assert_int_ge(a, 0);
+	ck_assert_int_gt(conn_call(a, "shmpool/1 ping", 14, reply,
+		sizeof(reply)), 0);
+	ck_assert_prefix(reply, "shmpool/1 ok ");
+	/* A soft limit that leaves it exactly one descriptor free. */
+	fd_free_two(d.pid, freefd);
+	ck_assert_int_eq(prlimit(d.pid, RLIMIT_NOFILE, NULL, &old), 0);
+	lim.rlim_cur = (rlim_t)freefd[1];
+	lim.rlim_max = old.rlim_max;
+	ck_assert_int_eq(prlimit(d.pid, RLIMIT_NOFILE, &lim, NULL), 0);
+
+	/* b waits, through a scan (the second pause), unanswered. */
+	had = count_logged(&d, PAUSED);
+	b = conn_open(d.sock);
+	ck_assert_int_ge(b, 0);
+	conn_send(b, "ping");
+	await_paused(&d, had, 2);
+	check_waiting(b, &d, "a connection to a daemon out of descriptors");
+	/* a closes: b is served. */
+	close(a);
+	ck_assert_int_gt(conn_recv(b, reply, sizeof(reply)), 0);
+	ck_assert_prefix(reply, "shmpool/1 ok ");
+
+	/* Out again, with b open: c waits until the limit is raised, and
+	 * is served at the next scan. */
+	had = count_logged(&d, PAUSED);
+	c = conn_open(d.sock);
+	ck_assert_int_ge(c, 0);
+	conn_send(c, "ping");
+	await_paused(&d, had, 2);
+	check_waiting(c, &d, "a second connection out of descriptors");
+	ck_assert_int_eq(prlimit(d.pid, RLIMIT_NOFILE, &old, NULL), 0);
+	ck_assert_int_gt(conn_recv(c, reply, sizeof(reply)), 0);
+	ck_assert_prefix(reply, "shmpool/1 ok ");
+	ck_assert_int_eq(count_logged(&d, "dropped"), 0);
+	close(b);
+	close(c);
+	d_finish(&d);
+}
+END_TEST
+
 static Suite *
 daemon_suite(void)
 {
@@ -5015,6 +5128,7 @@ daemon_suite(void)
 
 	tcase_set_timeout(tf, 30);
 	tcase_add_test(tf, test_unreadable_proc_keeps_slot);
+	tcase_add_test(tf, test_accept_out_of_fds);
 	suite_add_tcase(s, tf);
 
 	tcase_set_timeout(th, 30);
