@@ -290,7 +290,9 @@ call_fail(struct ctl *c, int ret, int no_pool)
 			NULL, "%s", text);
 	if (c->msg.verb != NULL && strcmp(c->msg.verb, "error") == 0 &&
 	    c->msg.code != NULL && c->msg.code[0] != '\0') {
-		code = c->msg.code;
+		/* The library's reading of it: a name it does not know is
+		 * EIO (shmpool-protocol(7)). */
+		code = proto_errname(proto_errnum(c->msg.code));
 		field = proto_get(&c->msg, "field");
 		value = proto_get(&c->msg, "value");
 	}

@@ -25,6 +25,13 @@
  *   fixring    puts it back
  *   detach     shmpool_detach()
  *
+ *   ctl-worker --serve SOCKET REPLY
+ *
+ * stands in for shmpoold on SOCKET instead (a SOCK_SEQPACKET socket it
+ * makes): it answers one request with REPLY, as it is, waits for the
+ * client to close, removes SOCKET and exits 0; for replies shmpoold
+ * never sends.
+ *
  * Then it exits 0, without detaching unless asked: the objects it still
  * holds stay in use, its cache is reclaimed by shmpoold.  Exit 1 for a
  * failure other than those above, 2 for a bad command line (checked whole
@@ -35,6 +42,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "shmpool.h"
@@ -66,7 +75,8 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: %s POOL [--cache N] "
-		"{get:N|put:N|getfail:N|wait|hold|detach}...\n", progname);
+		"{get:N|put:N|getfail:N|wait|hold|detach}...\n"
+		"       %s --serve SOCKET REPLY\n", progname, progname);
 }
 
 /* A count in 1 .. SHMPOOL_OBJ_COUNT_MAX; -1 if s is not one. */
@@ -328,6 +338,43 @@ run_op(struct shmpool **poolp, struct stack *st, const struct op *op)
 	return EXIT_FAILURE;
 }
 
+/* --serve (above): 0, or 1 with a message. */
+static int
+serve(const char *path, const char *reply)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char req[4096];
+	int ls, c;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "%s: --serve: path too long\n", progname);
+		return 1;
+	}
+	strcpy(sa.sun_path, path);
+	ls = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(ls, 1) < 0) {
+		fprintf(stderr, "%s: --serve %s: %s\n", progname, path,
+			strerror(errno));
+		return 1;
+	}
+	c = accept(ls, NULL, NULL);
+	if (c < 0 || recv(c, req, sizeof(req), 0) <= 0 ||
+	    send(c, reply, strlen(reply), MSG_NOSIGNAL) !=
+	    (ssize_t)strlen(reply)) {
+		fprintf(stderr, "%s: --serve %s: %s\n", progname, path,
+			strerror(errno));
+		unlink(path);
+		return 1;
+	}
+	/* Until the client has read it and gone. */
+	(void)recv(c, req, sizeof(req), 0);
+	close(c);
+	close(ls);
+	unlink(path);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -345,6 +392,13 @@ main(int argc, char **argv)
 	if (argc < 2) {
 		usage();
 		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--serve") == 0) {
+		if (argc != 4) {
+			usage();
+			return EXIT_USAGE;
+		}
+		return serve(argv[2], argv[3]);
 	}
 	name = argv[1];
 	first = 2;

@@ -979,6 +979,23 @@ grep -q "not a regular file" "$err" ||
 run 4 timeout 10 "$ctl" --socket "$dir/fake/sock" dump gone
 run 1 timeout 10 "$ctl" --socket "$dir/fake/sock" dump fifo
 
+# An error code no errno has, from a stand-in for shmpoold: a client
+# takes a name it does not know for EIO (shmpool-protocol(7)); a known
+# one is passed on as it is.
+for pair in "EWEIRD:EIO" "EBUSY:EBUSY"; do
+	sent=${pair%%:*}
+	expect=${pair#*:}
+	"$worker" --serve "$dir/fake/serve.sock" \
+		"shmpool/1 error $sent field=name value=rx msg=stand-in" &
+	srv=$!
+	poll 5 "the stand-in's socket" test -S "$dir/fake/serve.sock"
+	run 1 "$ctl" --socket "$dir/fake/serve.sock" --json destroy rx
+	jcheck "a stand-in's $sent" \
+		'.error.code == $c and .error.exit == 1 and .error.message == "stand-in" and .error.field == "name"' \
+		--arg c "$expect"
+	wait $srv || fail "the stand-in for $sent exited $?"
+done
+
 ###########################################################################
 # j. shmpoold's paths: a daemon that forks (and works in / from then on)
 # started with a relative --config reads that path again on SIGHUP; a
