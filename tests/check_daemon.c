@@ -2767,47 +2767,42 @@ START_TEST(test_cut_while_read)
 END_TEST
 
 /*
- * What shmpool_attach() makes of replies no shmpoold sends: a process in
- * its place on a socket of its own answers one request with reply (len
- * bytes).  The attach's return and its message.
+ * What shmpool_attach() makes of replies no shmpoold sends: ctl-worker
+ * --serve, in its place on a socket of its own, answers one request with
+ * reply.  The attach's return and its message.
  */
 static int
-attach_to_fake(const char *name, const char *reply, size_t len, char *msg,
-		size_t msgsz)
+attach_to_fake(const char *name, const char *reply, char *msg, size_t msgsz)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *top = getenv("top_builddir");
+	char sock[PATH_MAX], worker[512], ready[8];
 	struct shmpool *pool = NULL;
-	char req[1024];
-	int ls, c, ret, status;
+	int out[2], ret, status;
 	pid_t pid;
 
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/fake.%s.sock",
-		tu_dir(), name);
-	unlink(sa.sun_path);
-	ls = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	ck_assert_int_ge(ls, 0);
-	ck_assert_int_eq(bind(ls, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	ck_assert_int_eq(listen(ls, 1), 0);
+	snprintf(sock, sizeof(sock), "%s/fake.%s.sock", tu_dir(), name);
+	snprintf(worker, sizeof(worker), "%s/tests/ctl-worker",
+		top != NULL && *top != '\0' ? top : ".");
+	ck_assert_int_eq(pipe(out), 0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		c = accept(ls, NULL, NULL);
-		if (c < 0 || recv(c, req, sizeof(req), 0) <= 0 ||
-				send(c, reply, len, MSG_NOSIGNAL) != (ssize_t)len)
-			_exit(1);
-		/* Until the client has read it and gone. */
-		(void)recv(c, req, sizeof(req), 0);
-		_exit(0);
+		dup2(out[1], STDOUT_FILENO);
+		execl(worker, worker, "--serve", sock, reply, (char *)NULL);
+		_exit(127);
 	}
-	close(ls);
-	setenv("SHMPOOL_SOCKET", sa.sun_path, 1);
+	close(out[1]);
+	/* "ready": it listens. */
+	ck_assert_int_eq(read(out[0], ready, sizeof(ready)), 6);
+	ck_assert_int_eq(memcmp(ready, "ready\n", 6), 0);
+	close(out[0]);
+	setenv("SHMPOOL_SOCKET", sock, 1);
 	ret = shmpool_attach(name, NULL, &pool);
 	unsetenv("SHMPOOL_SOCKET");
 	snprintf(msg, msgsz, "%s", shmpool_last_error());
 	ck_assert_ptr_null(pool);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	unlink(sa.sun_path);
 	return ret;
 }
 
@@ -2815,19 +2810,19 @@ attach_to_fake(const char *name, const char *reply, size_t len, char *msg,
  * libshmpool(3)); an error the daemon answers with is passed on. */
 START_TEST(test_fake_daemon_replies)
 {
-	char big[2048], msg[512];
+	char big[2049], msg[512];
 
-	memset(big, 'a', sizeof(big));
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
 	memcpy(big, "shmpool/1 ok ", 13);
-	ck_assert_int_eq(attach_to_fake("big", big, sizeof(big), msg,
-		sizeof(msg)), -EPROTO);
+	ck_assert_int_eq(attach_to_fake("big", big, msg, sizeof(msg)),
+		-EPROTO);
 	ck_assert_str_eq(msg, "shmpoold's reply was truncated");
 	ck_assert_int_eq(attach_to_fake("gone",
-		"shmpool/1 error ESRCH msg=gone", 30, msg, sizeof(msg)),
-		-ESRCH);
+		"shmpool/1 error ESRCH msg=gone", msg, sizeof(msg)), -ESRCH);
 	ck_assert_str_eq(msg, "gone");
-	ck_assert_int_eq(attach_to_fake("perm", "shmpool/1 error EPERM", 21,
-		msg, sizeof(msg)), -EPERM);
+	ck_assert_int_eq(attach_to_fake("perm", "shmpool/1 error EPERM", msg,
+		sizeof(msg)), -EPERM);
 	ck_assert_str_eq(msg, "EPERM");
 }
 END_TEST

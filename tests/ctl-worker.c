@@ -28,9 +28,10 @@
  *   ctl-worker --serve SOCKET REPLY
  *
  * stands in for shmpoold on SOCKET instead (a SOCK_SEQPACKET socket it
- * makes): it answers one request with REPLY, as it is, waits for the
- * client to close, removes SOCKET and exits 0; for replies shmpoold
- * never sends.
+ * makes): once it listens it prints "ready", answers one request with
+ * REPLY, as it is, waits for the client to close, removes SOCKET and
+ * exits 0; for replies shmpoold never sends (tests/ctl.sh,
+ * tests/check_daemon.c).
  *
  * Then it exits 0, without detaching unless asked: the objects it still
  * holds stay in use, its cache is reclaimed by shmpoold.  Exit 1 for a
@@ -356,6 +357,11 @@ serve(const char *path, const char *reply)
 	    listen(ls, 1) < 0) {
 		fprintf(stderr, "%s: --serve %s: %s\n", progname, path,
 			strerror(errno));
+		return 1;
+	}
+	/* Not before listen(): a connect to the file alone is refused. */
+	if (say("ready") < 0) {
+		unlink(path);
 		return 1;
 	}
 	c = accept(ls, NULL, NULL);

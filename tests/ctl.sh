@@ -985,10 +985,10 @@ run 1 timeout 10 "$ctl" --socket "$dir/fake/sock" dump fifo
 for pair in "EWEIRD:EIO" "EBUSY:EBUSY"; do
 	sent=${pair%%:*}
 	expect=${pair#*:}
-	"$worker" --serve "$dir/fake/serve.sock" \
-		"shmpool/1 error $sent field=name value=rx msg=stand-in" &
-	srv=$!
-	poll 5 "the stand-in's socket" test -S "$dir/fake/serve.sock"
+	start_worker "serve-$sent" --serve "$dir/fake/serve.sock" \
+		"shmpool/1 error $sent field=name value=rx msg=stand-in"
+	srv=$wpid
+	wait_worker "serve-$sent" "$srv" ready
 	run 1 "$ctl" --socket "$dir/fake/serve.sock" --json destroy rx
 	jcheck "a stand-in's $sent" \
 		'.error.code == $c and .error.exit == 1 and .error.message == "stand-in" and .error.field == "name"' \
