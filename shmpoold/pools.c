@@ -209,15 +209,17 @@ pool_intact(struct pool *p)
  * maps a page of zeros of the daemon's own where the page cut off was,
  * so that the load completes, and marks the pool, which pool_intact()
  * then finds broken: what the daemon does with the zeros meanwhile stays
- * in its own pages.  The pool is found in the list on the thread that
- * reads the pools only (the list is that thread's); a segment not yet in
- * it (being opened, or built by a create's thread) gets its page of
- * zeros all the same, at the first page size that maps, and is found cut
- * by its size.  Any other SIGBUS is what it would be without the
- * handler.
+ * in its own pages.  The page of zeros is of the first size that maps
+ * over the mapping's own (one base page; a huge page's size fails, as
+ * part of one, until its own size is tried).  The pool is marked on the
+ * thread that reads the pools only (the list is that thread's); a
+ * segment not yet in it (being opened, or built by a create's thread) is
+ * found cut by its size.  Any other SIGBUS is what it would be without
+ * the handler.
  */
 static pid_t pool_tid;
-static uint64_t pool_base_page;
+static uint64_t pool_page_sizes[] = { 4096, UINT64_C(1) << 21,
+	UINT64_C(1) << 30 };
 
 static int
 zero_page(uintptr_t a, uint64_t size)
@@ -233,7 +235,6 @@ zero_page(uintptr_t a, uint64_t size)
 static void
 pool_on_sigbus(int sig, siginfo_t *si, void *uc)
 {
-	static const uint64_t huge[] = { UINT64_C(1) << 21, UINT64_C(1) << 30 };
 	uintptr_t a = (uintptr_t)si->si_addr;
 	struct sigaction sa;
 	struct pool *p;
@@ -243,20 +244,13 @@ pool_on_sigbus(int sig, siginfo_t *si, void *uc)
 	(void)sig;
 	(void)uc;
 	if (si->si_code == BUS_ADRERR) {
-		if ((pid_t)syscall(SYS_gettid) == pool_tid) {
-			cds_list_for_each_entry(p, &pool_list, node) {
-				if (a - (uintptr_t)p->h->hdr >= p->h->map_size)
-					continue;
-				p->cut = 1;
-				if (zero_page(a, p->page_size))
-					goto out;
-				break;
-			}
-		}
-		if (zero_page(a, pool_base_page))
-			goto out;
-		for (i = 0; i < sizeof(huge) / sizeof(huge[0]); i++)
-			if (zero_page(a, huge[i]))
+		if ((pid_t)syscall(SYS_gettid) == pool_tid)
+			cds_list_for_each_entry(p, &pool_list, node)
+				if (a - (uintptr_t)p->h->hdr < p->h->map_size)
+					p->cut = 1;
+		for (i = 0; i < sizeof(pool_page_sizes) /
+				sizeof(pool_page_sizes[0]); i++)
+			if (zero_page(a, pool_page_sizes[i]))
 				goto out;
 	}
 	/* Not a segment's page: the load faults again, and kills. */
@@ -275,7 +269,8 @@ pool_sigbus_init(void)
 	long ps = sysconf(_SC_PAGESIZE);
 
 	pool_tid = (pid_t)syscall(SYS_gettid);
-	pool_base_page = ps > 0 ? (uint64_t)ps : 4096;
+	if (ps > 0)
+		pool_page_sizes[0] = (uint64_t)ps;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = pool_on_sigbus;
 	sa.sa_flags = SA_SIGINFO;
@@ -570,8 +565,6 @@ pool_add(const char *path, const char *name, struct pool **pp)
 	}
 	snprintf(p->name, sizeof(p->name), "%s", name);
 	snprintf(p->path, sizeof(p->path), "%s", path);
-	/* Checked by pool_open_fd() against the mapping. */
-	p->page_size = p->h->hdr->page_size;
 	cds_list_add_tail(&p->node, &pool_list);
 	if (pp != NULL)
 		*pp = p;

@@ -113,7 +113,6 @@ struct pool {
 	int broken;			/* truncated: not touched any more */
 	volatile sig_atomic_t cut;	/* a load found it cut short
 					   (pool_sigbus_init()) */
-	uint64_t page_size;		/* of its mapping */
 	unsigned int repair_logged;
 };
 
