@@ -5011,14 +5011,24 @@ await_paused(const struct daemon *d, int had, int n)
 	}
 }
 
-/* fd has no reply to read, and is not reset. */
-static void
-check_waiting(int fd, const struct daemon *d, const char *what)
+/*
+ * A connection that sends ping to a daemon out of descriptors: it waits,
+ * through a scan (the second pause), with no reply to read, and is not
+ * reset.  Its descriptor.
+ */
+static int
+ping_waiting(const struct daemon *d, const char *what)
 {
-	struct pollfd pfd = { .fd = fd, .events = POLLIN | POLLRDHUP };
+	struct pollfd pfd = { .events = POLLIN | POLLRDHUP };
+	int had = count_logged(d, PAUSED);
 
+	pfd.fd = conn_open(d->sock);
+	ck_assert_int_ge(pfd.fd, 0);
+	conn_send(pfd.fd, "ping");
+	await_paused(d, had, 2);
 	ck_assert_msg(poll(&pfd, 1, 0) == 0, "%s: revents 0x%x, expected "
 		"none; stderr:\n%s", what, pfd.revents, stderr_tail(d));
+	return pfd.fd;
 }
 
 START_TEST(test_accept_out_of_fds)
@@ -5026,7 +5036,7 @@ START_TEST(test_accept_out_of_fds)
 	char reply[REPLY_MAX + 1];
 	struct rlimit lim, old;
 	struct daemon d;
-	int a, b, c, freefd[2], had;
+	int a, b, c, freefd[2];
 
 	d_init(&d, "acceptfd");
 	d_start(&d);
@@ -5044,13 +5054,8 @@ START_TEST(test_accept_out_of_fds)
 	lim.rlim_max = old.rlim_max;
 	ck_assert_int_eq(prlimit(d.pid, RLIMIT_NOFILE, &lim, NULL), 0);
 
-	/* b waits, through a scan (the second pause), unanswered. */
-	had = count_logged(&d, PAUSED);
-	b = conn_open(d.sock);
-	ck_assert_int_ge(b, 0);
-	conn_send(b, "ping");
-	await_paused(&d, had, 2);
-	check_waiting(b, &d, "a connection to a daemon out of descriptors");
+	/* b waits, unanswered. */
+	b = ping_waiting(&d, "a connection to a daemon out of descriptors");
 	/* a closes: b is served. */
 	close(a);
 	ck_assert_int_gt(conn_recv(b, reply, sizeof(reply)), 0);
@@ -5058,12 +5063,7 @@ START_TEST(test_accept_out_of_fds)
 
 	/* Out again, with b open: c waits until the limit is raised, and
 	 * is served at the next scan. */
-	had = count_logged(&d, PAUSED);
-	c = conn_open(d.sock);
-	ck_assert_int_ge(c, 0);
-	conn_send(c, "ping");
-	await_paused(&d, had, 2);
-	check_waiting(c, &d, "a second connection out of descriptors");
+	c = ping_waiting(&d, "a second connection out of descriptors");
 	ck_assert_int_eq(prlimit(d.pid, RLIMIT_NOFILE, &old, NULL), 0);
 	ck_assert_int_gt(conn_recv(c, reply, sizeof(reply)), 0);
 	ck_assert_prefix(reply, "shmpool/1 ok ");
