@@ -42,6 +42,18 @@ _Static_assert((SHMPOOL_W_PUT_CALL_ & (SHMPOOL_W_PUT_CALL_ - 1)) == 0 &&
 /* The length, 16 bits of w, holds every object a cache can hold. */
 _Static_assert(SHMPOOL_CACHE_OBJS_MAX < 1 << 16,
 	"a cache's length does not fit its field of w");
+/* A refill or a flush writes its counts in one line besides w's and the
+ * put record's (struct shmpool_cache); so does a get or put past the
+ * cache, in the record's. */
+#define SAME_LINE(a, b)	(offsetof(struct shmpool_cache, a) / \
+	SHMPOOL_CACHE_LINE == offsetof(struct shmpool_cache, b) / \
+	SHMPOOL_CACHE_LINE)
+_Static_assert(SAME_LINE(put_common_pool_bulk, objs_adj) &&
+	SAME_LINE(put_common_pool_bulk, get_success_bulk) &&
+	SAME_LINE(ring_op, get_direct_one) &&
+	SAME_LINE(ring_op, ring_op_ring),
+	"a refill's counts, or a direct get or put's, span two lines");
+#undef SAME_LINE
 
 /*
  * A get or put past the cache counted in its slot: a call and n objects.

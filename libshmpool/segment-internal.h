@@ -31,9 +31,10 @@
  * fields of a cache's w; 10: a ring's owner word (ring ownership); 11:
  * the fields of a cache's w again (the objects put at the top); 12: the
  * counts of one object past a cache of size 0 (put_direct_one,
- * get_direct_one), and the hits' folded get calls in a line of their
+ * get_direct_one); 13: the hits' folded get calls and objs_adj back in
+ * the line of a refill's other counts, the failures' in a line of their
  * own. */
-#define SEG_ABI_VERSION		12
+#define SEG_ABI_VERSION		13
 
 /*
  * A pool's free objects are in nb_rings rings, a power of two up to

@@ -122,21 +122,22 @@ struct shmpool_cache {
 	uint32_t seq;
 	uint32_t ring_op_ring;		/* the ring ring_op is for */
 
-	/* The ring operations of refills and flushes, failures, and the
-	 * put calls that hit and their objects, folded from w. */
+	/* What a refill or a flush writes besides the lines above: its
+	 * ring operation; the calls that hit, folded from w (get calls,
+	 * put calls and their objects); the objects that entered the
+	 * cache by refills less those that left it by flushes (modulo
+	 * 2^64). */
 	uint64_t put_common_pool_bulk __attribute__((aligned(SHMPOOL_CACHE_LINE)));
 	uint64_t put_common_pool_objs;
 	uint64_t get_common_pool_bulk;
 	uint64_t get_common_pool_objs;
-	uint64_t get_fail_bulk;
-	uint64_t get_fail_objs;
 	uint64_t put_bulk;
 	uint64_t put_objs;
-	/* Get calls that hit, folded from w; the objects that entered the
-	 * cache by refills less those that left it by flushes (modulo
-	 * 2^64). */
-	uint64_t get_success_bulk __attribute__((aligned(SHMPOOL_CACHE_LINE)));
+	uint64_t get_success_bulk;
 	uint64_t objs_adj;
+	/* Gets that failed, in a line of their own. */
+	uint64_t get_fail_bulk __attribute__((aligned(SHMPOOL_CACHE_LINE)));
+	uint64_t get_fail_objs;
 
 	/* A stack of objects, each as its byte offset from the object
 	 * area (a pointer of the owner minus one add); the top is
