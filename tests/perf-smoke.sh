@@ -117,12 +117,14 @@ tmp=$(mktemp -d)
 trap 'rm -f "$out" "$out_v"; rm -rf "$tmp"' EXIT
 
 # A reader that goes (| head -n 1): the run stops at its next line, as
-# on SIGINT, removes what it made and exits 128 + SIGPIPE.  Each case
-# takes a tenth of a second, time enough for head to have gone.
+# on SIGINT, removes what it made and exits 128 + SIGPIPE.  Six cases of
+# a tenth of a second: half a second after the first line for head to
+# have gone, on a machine as loaded as make check's runs make it.
 pipe_run() {
 	rm -f "$tmp/pid" "$tmp/rc"
 	{ rc=0; sh -c 'echo $$ >"$0"; exec "$@"' "$tmp/pid" "$perf" \
-		--smoke --cache 0,512,claimed --seconds 0.1 --repeat 1 "$@" \
+		--smoke --cache 0,512,claimed --workers 1,2 --seconds 0.1 \
+		--repeat 1 "$@" \
 		2>"$tmp/err" || rc=$?; echo $rc >"$tmp/rc"; } |
 		head -n 1 >/dev/null
 	rc=$(cat "$tmp/rc")
