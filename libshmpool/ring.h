@@ -130,6 +130,21 @@ struct ring {
  * but says the cache is at work on the ring (ring ownership). */
 #define RING_OP_GET		((uint64_t)1 << 63)
 
+/* Set a get's record rec, which is 0 (no claim of its cache under way).
+ * On x86-64 its top byte alone, one store of an immediate where the
+ * word's takes a move of the 64-bit constant first; a reader of the word
+ * sees 0 or RING_OP_GET either way. */
+static inline __attribute__((always_inline)) void
+ring_rec_get(uint64_t *rec)
+{
+#if defined(__x86_64__)
+	__atomic_store_n((uint8_t *)rec + 7, (uint8_t)(RING_OP_GET >> 56),
+		__ATOMIC_RELAXED);
+#else
+	uatomic_set(rec, RING_OP_GET);
+#endif
+}
+
 /*
  * Ring ownership.  A cache may take the ring of the CPU its thread runs on
  * to itself: while r->owner is RING_OWN(slot, RING_OWN_OWNED),
@@ -208,6 +223,26 @@ ring_own_token(const uint32_t *slotp)
 {
 	return RING_OWN(__atomic_load_n(slotp, __ATOMIC_RELAXED),
 		RING_OWN_OWNED);
+}
+
+/*
+ * The first tries read r's owner word less one, o1, and ask first
+ * whether it is the caller's (o1 == *slotp: RING_OWN(s, RING_OWN_OWNED)
+ * is s + 1), then whether no one owns r (o1 == RING_OWN_FREE1, for an
+ * owner word of 0): a compare with the slot number in memory where the
+ * token took a load, an add and the compare, and one register.
+ */
+#define RING_OWN_FREE1		UINT32_MAX
+static inline __attribute__((always_inline)) uint32_t
+ring_own_read1(const struct ring *r)
+{
+	return uatomic_read(&r->owner) - 1;
+}
+
+static inline __attribute__((always_inline)) int
+ring_own_mine(uint32_t o1, const uint32_t *slotp)
+{
+	return o1 == *slotp;
 }
 
 /*
@@ -846,7 +881,7 @@ ring_put_claim(struct ring *r, uint32_t size, unsigned int n, uint64_t *rec,
 		const uint32_t *slotp, uint64_t *posp)
 {
 	uint64_t pos = uatomic_read(&r->prod_head);
-	uint32_t o;
+	uint32_t o1;
 
 	/* The consumers' head, read after the producers' (the barrier
 	 * orders the two reads), is never more than size behind pos: the producer
@@ -863,13 +898,12 @@ ring_put_claim(struct ring *r, uint32_t size, unsigned int n, uint64_t *rec,
 	uatomic_set(rec, RING_OP(pos, n));
 	/* The owner after the record (ring ownership). */
 	ring_own_order();
-	o = uatomic_read(&r->owner);
-	/* A ring no one owns first: there the owner word is all a claim
-	 * looks at (the caller's slot number is read only for an owned
-	 * one, a load and two instructions fewer). */
-	if (o != 0) {
-		if (caa_unlikely(o != ring_own_token(slotp)))
-			goto other;
+	o1 = ring_own_read1(r);
+	/* The caller's own ring first, where a cache that runs on one CPU
+	 * claims: three instructions to the claim (ring_own_mine()), where
+	 * the test of a ring no one owns first took seven there; five to
+	 * the compare-and-swap on that one, where it took three. */
+	if (caa_likely(ring_own_mine(o1, slotp))) {
 		/* The record before the head, for ring_repair(), as the
 		 * compare-and-swap orders them. */
 		cmm_smp_wmb();
@@ -877,8 +911,8 @@ ring_put_claim(struct ring *r, uint32_t size, unsigned int n, uint64_t *rec,
 		*posp = pos;
 		return 1;
 	}
-	if (caa_unlikely(!ring_claim(&r->prod_head, &pos, n))) {
-other:
+	if (caa_unlikely(o1 != RING_OWN_FREE1 ||
+			!ring_claim(&r->prod_head, &pos, n))) {
 		/* Another producer has those positions, or another cache
 		 * the ring: the record must not cover them for it.  The
 		 * record is 0 whenever no claim of its owner is under way,
@@ -935,7 +969,7 @@ ring_get_try(const struct ring_view *v, void *dst, enum ring_kind k,
 	/* Read once: the stores to dst could otherwise alias it. */
 	struct ring *r = v->r;
 	uint64_t pos = uatomic_read(&r->cons_head);
-	uint32_t o;
+	uint32_t o1;
 	int ok;
 
 	if (short_only ? !ring_short(v, pos, n) ||
@@ -945,15 +979,11 @@ ring_get_try(const struct ring_view *v, void *dst, enum ring_kind k,
 	if (rec == NULL)
 		return ring_claim(&r->cons_head, &pos, n) ? (int)n : 0;
 	/* The record, then the owner (ring ownership). */
-	uatomic_set(rec, RING_OP_GET);
+	ring_rec_get(rec);
 	ring_own_order();
-	o = uatomic_read(&r->owner);
-	/* A ring no one owns first (ring_put_claim()). */
-	if (o == 0) {
-		ok = ring_claim(&r->cons_head, &pos, n);
-		if (hint != NULL)
-			*hint = ring_own_hint(pos, n);
-	} else if (caa_likely(o == ring_own_token(slotp))) {
+	o1 = ring_own_read1(r);
+	/* The caller's own ring first (ring_put_claim()). */
+	if (caa_likely(ring_own_mine(o1, slotp))) {
 		uatomic_set(&r->cons_head, pos + n);
 		/* The head before the record's end: a cache that takes the
 		 * ring back once it sees the record cleared must see it. */
@@ -961,6 +991,10 @@ ring_get_try(const struct ring_view *v, void *dst, enum ring_kind k,
 		ok = 1;
 		if (hint != NULL)
 			*hint = 0;
+	} else if (o1 == RING_OWN_FREE1) {
+		ok = ring_claim(&r->cons_head, &pos, n);
+		if (hint != NULL)
+			*hint = ring_own_hint(pos, n);
 	} else {
 		ok = 0;
 	}
