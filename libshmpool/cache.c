@@ -1168,18 +1168,39 @@ shmpool_generic_put_slow_(struct shmpool *pool, void * const *objs,
 	return put_idle_several(h, objs, n, cache);
 }
 
+/* Whether n is 2 to RING_WIDE_MIN - 1, tested on a copy of n that gcc
+ * cannot see into: it otherwise keeps n - 2 from the test for the short
+ * copy's last pair, and saves a register for it. */
+static inline __attribute__((always_inline)) int
+ring_short_several(unsigned int n)
+{
+	unsigned int m;
+
+#if defined(__x86_64__)
+	__asm__("lea -2(%q1), %0" : "=r" (m) : "r" (n));
+#else
+	m = n - 2;
+	__asm__("" : "+r" (m));
+#endif
+	return m < RING_WIDE_MIN - 2;
+}
+
 /*
  * The rest of a get or put through a default cache of size 0 (struct
  * shmpool's get_slow_ and put_slow_, pool_slow_paths()): the tests of
  * shmpool_generic_get_slow_() and _put_slow_() but those of the cache,
  * which is not NULL and keeps nothing.  One object goes straight to the
  * short try for one (get_idle_one(), put_idle_one()) after a single test
- * of n; 2 to RING_WIDE_MIN - 1 to the short try for several
- * (get_idle_several(), put_idle_several()); a long n (or 0) is tested
+ * of n; 2 to RING_WIDE_MIN - 1 to the short try for several, which for a
+ * get is made here, in line, with no jump to get_idle_several() (the
+ * test of n on a copy, ring_short_several(), so that it takes no
+ * register saved), and for a put in put_idle_several() (in line, gcc
+ * took two instructions more than the jump); a long n (or 0) is tested
  * against the pool's size, then goes to the ring.  Five instructions
- * fewer a get or put of a short n than the generic entry; for one object
- * three fewer again than with the test of a short n first, for a long n
- * two more (docs/PERFORMANCE.md, What each change bought).
+ * fewer a get or put of a short n than the generic entry, and one fewer
+ * again for a get of several; for one object three fewer again than
+ * with the test of a short n first, for a long n two more
+ * (docs/PERFORMANCE.md, What each change bought).
  */
 static int
 get_slow_size0(struct shmpool *pool, void **objs, unsigned int n,
@@ -1189,8 +1210,11 @@ get_slow_size0(struct shmpool *pool, void **objs, unsigned int n,
 
 	if (caa_likely(n == 1))
 		return get_idle_one(pool_handle(pool), objs, n, cache);
-	if (caa_likely(n - 2 < RING_WIDE_MIN - 2))
-		return get_idle_several(pool_handle(pool), objs, n, cache);
+	if (caa_likely(ring_short_several(n))) {
+		if (n - 2 >= RING_WIDE_MIN - 2)
+			__builtin_unreachable();
+		return get_idle_in(pool_handle(pool), objs, n, cache);
+	}
 	h = args_handle(pool, n);
 	if (caa_unlikely(h == NULL))
 		return -EINVAL;
