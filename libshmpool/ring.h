@@ -900,9 +900,9 @@ ring_put_claim(struct ring *r, uint32_t size, unsigned int n, uint64_t *rec,
 	ring_own_order();
 	o1 = ring_own_read1(r);
 	/* The caller's own ring first, where a cache that runs on one CPU
-	 * claims: three instructions to the claim (ring_own_mine()), where
-	 * the test of a ring no one owns first took seven there; five to
-	 * the compare-and-swap on that one, where it took three. */
+	 * claims: four instructions to the claim (ring_own_mine()), where
+	 * the test of a ring no one owns first took seven there; six to
+	 * the compare-and-swap on a shared one, where it took three. */
 	if (caa_likely(ring_own_mine(o1, slotp))) {
 		/* The record before the head, for ring_repair(), as the
 		 * compare-and-swap orders them. */
