@@ -806,9 +806,16 @@ get_direct_rest(struct pool_handle *h, void **objs, unsigned int n,
 	 * size, it cannot have got them. */
 	if (caa_unlikely(n > h->obj_count))
 		return -EINVAL;
-	/* It waits out a ring's owner only when the cache has none of
-	 * the n (get_bypass_with_cache() waits for the rest). */
-	if (rings_get_rest(h, objs, RING_PTRS, h->pub.objbase, n, i, st,
+	/* The long first try on ring i before the rest: the short one
+	 * does not copy across the end of the array, and a claim that
+	 * crosses a multiple of RING_OWN_EVERY crosses that end too where
+	 * the array has no more entries (its size a power of two), so
+	 * that gets of one n whose positions are not multiples of n would
+	 * come here for every such claim and never take ring i to
+	 * themselves (rings_get()).  It waits out a ring's owner only when
+	 * the cache has none of the n (get_bypass_with_cache() waits for
+	 * the rest). */
+	if (rings_get(h, objs, RING_PTRS, h->pub.objbase, n, i, st,
 			cache == NULL || SHMPOOL_W_LEN_(cache->w) == 0) <= 0)
 		return get_bypass_with_cache(h, objs, n, cache, st);
 	count_direct(&st->get_direct_bulk, &st->get_direct_objs, n);

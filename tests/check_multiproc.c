@@ -575,6 +575,78 @@ START_TEST(test_ring_owner_killed)
 END_TEST
 
 /*
+ * Child of test_ring_owned_at_any_phase(): pinned to the first CPU, it
+ * gets and puts one object through its cache of size 0 until the next
+ * get position of its CPU's ring is 1 past a multiple of 4, then gets
+ * and puts 4 at a time for 2 x RING_OWN_EVERY positions.  Every get of 4
+ * there starts 1 past a multiple of 4, so the one whose claim crosses a
+ * multiple of RING_OWN_EVERY also crosses the end of the ring's array,
+ * where the short try of a cache of size 0 does not copy.  Exits 0 when
+ * its cache owns the ring at the end, with every get of 4 made there (the
+ * phase kept), and detached; 50 to 54 otherwise.
+ */
+static void
+own_phase_child(const char *name)
+{
+	int cpu = own_cpu(0);
+	struct shmpool *pool;
+	struct ring *r;
+	uint32_t token;
+	unsigned int k;
+	void *objs[4];
+
+	own_pin(cpu);
+	pool = tu_attach(name, 0);
+	token = RING_OWN(shmpool_default_cache(pool)->slot, RING_OWN_OWNED);
+	r = pool_handle(pool)->ring_r[(unsigned int)cpu &
+		pool_handle(pool)->ring_mask];
+	while (uatomic_read(&r->cons_head) % 4 != 1)
+		if (shmpool_get(pool, &objs[0]) != 0 ||
+		    shmpool_put(pool, objs[0]) != 0)
+			_exit(50);
+	for (k = 0; k < 2 * RING_OWN_EVERY / 4; k++)
+		if (shmpool_get_bulk(pool, objs, 4) != 0 ||
+		    shmpool_put_bulk(pool, objs, 4) != 0)
+			_exit(51);
+	if (uatomic_read(&r->cons_head) % 4 != 1)
+		_exit(52);
+	if (uatomic_read(&r->owner) != token)
+		_exit(53);
+	_exit(shmpool_detach(pool) == 0 ? 0 : 54);
+}
+
+/*
+ * A worker without a cache takes its ring whatever the phase of its gets
+ * against the end of the ring's array: the get that crosses a multiple of
+ * RING_OWN_EVERY may be one that the short try leaves to the long one.
+ */
+START_TEST(test_ring_owned_at_any_phase)
+{
+	struct shmpool *pool;
+	unsigned int i;
+	pid_t pid;
+
+	if (!own_create_two_rings("test_ring_owned_at_any_phase", "ownphase"))
+		return;
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		own_phase_child("ownphase");
+	tu_wait_children(&pid, 1, 60);
+	pool = tu_attach("ownphase", 0);
+	ck_assert_uint_eq(pool_handle(pool)->nb_rings, 2);
+	for (i = 0; i < pool_handle(pool)->nb_rings; i++) {
+		/* The end of the array at every multiple of RING_OWN_EVERY. */
+		ck_assert_uint_eq(RING_OWN_EVERY %
+			pool_handle(pool)->rings[i].size, 0);
+		ck_assert_uint_eq(own_word(pool, i), 0);
+	}
+	own_get_all(pool);
+	shmpool_detach(pool);
+}
+END_TEST
+
+/*
  * Four pinned workers on as many CPUs as there are (two to a CPU on two),
  * through caches of size 0: the rings go from one to another of them
  * and back, and every object is there exactly once at the end.
@@ -1070,6 +1142,7 @@ multiproc_suite(void)
 	tcase_add_test(tc, test_ring_owned_and_taken);
 	tcase_add_test(tc, test_ring_owned_unpinned);
 	tcase_add_test(tc, test_ring_owner_killed);
+	tcase_add_test(tc, test_ring_owned_at_any_phase);
 	tcase_add_test(tc, test_ring_owner_busy);
 	tcase_add_test(tc, test_flush_waits_with_objects);
 	tcase_add_test(tc, test_flush_killed_while_waiting);
