@@ -497,6 +497,26 @@ START_TEST(test_ring_owned_and_taken)
 END_TEST
 
 /*
+ * Run child(name) in a process of its own to its end, which must be exit
+ * 0 within seconds, then attach pool name, which has two rings
+ * (own_create_two_rings()).
+ */
+static struct shmpool *
+own_child_run(void (*child)(const char *), const char *name, int seconds)
+{
+	struct shmpool *pool;
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		child(name);
+	tu_wait_children(&pid, 1, seconds);
+	pool = tu_attach(name, 0);
+	ck_assert_uint_eq(pool_handle(pool)->nb_rings, 2);
+	return pool;
+}
+
+/*
  * Child of test_ring_owned_unpinned(): on whichever CPU the scheduler
  * puts it, gets and puts of one object until it sees the ring of the CPU
  * it is on owned by its cache (0), or for 64 x RING_OWN_EVERY rounds
@@ -530,7 +550,6 @@ START_TEST(test_ring_owned_unpinned)
 	struct shmpool *pool;
 	cpu_set_t set;
 	unsigned int i;
-	pid_t pid;
 
 	if (!own_create_two_rings("test_ring_owned_unpinned", "ownfree"))
 		return;
@@ -538,13 +557,7 @@ START_TEST(test_ring_owned_unpinned)
 	if (CPU_COUNT(&set) < 2)
 		printf("test_ring_owned_unpinned: this process may run on "
 			"one CPU only: its child is pinned\n");
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0)
-		own_free_child("ownfree");
-	tu_wait_children(&pid, 1, 120);
-	pool = tu_attach("ownfree", 0);
-	ck_assert_uint_eq(pool_handle(pool)->nb_rings, 2);
+	pool = own_child_run(own_free_child, "ownfree", 120);
 	for (i = 0; i < pool_handle(pool)->nb_rings; i++)
 		ck_assert_uint_eq(own_word(pool, i), 0);
 	own_get_all(pool);
@@ -624,17 +637,10 @@ START_TEST(test_ring_owned_at_any_phase)
 {
 	struct shmpool *pool;
 	unsigned int i;
-	pid_t pid;
 
 	if (!own_create_two_rings("test_ring_owned_at_any_phase", "ownphase"))
 		return;
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0)
-		own_phase_child("ownphase");
-	tu_wait_children(&pid, 1, 60);
-	pool = tu_attach("ownphase", 0);
-	ck_assert_uint_eq(pool_handle(pool)->nb_rings, 2);
+	pool = own_child_run(own_phase_child, "ownphase", 60);
 	for (i = 0; i < pool_handle(pool)->nb_rings; i++) {
 		/* The end of the array at every multiple of RING_OWN_EVERY. */
 		ck_assert_uint_eq(RING_OWN_EVERY %
