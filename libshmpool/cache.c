@@ -795,31 +795,56 @@ args_handle(struct shmpool *pool, unsigned int n)
  * take the attachment h alone, whose pub is the pool (one register less
  * than both).
  */
-/* A get past the cache that the first try on ring i did not make. */
-static int __attribute__((noinline))
-get_direct_rest(struct pool_handle *h, void **objs, unsigned int n,
+/*
+ * A get past the cache that a first try on ring i did not make: the
+ * short one (long 0) or the long one (long 1, get_direct_in()).  After
+ * the short one, the long first try on ring i comes before the rest:
+ * the short one does not copy across the end of the array, and in an
+ * array of up to RING_OWN_EVERY entries a claim that crosses a multiple
+ * of RING_OWN_EVERY crosses that end too unless it ends there, so that
+ * gets of one n whose claims never end there (n a power of two, the
+ * positions not multiples of n) would come here for every such claim
+ * and never take ring i to themselves (rings_get()).  It waits out a
+ * ring's owner only when the cache has none of the n
+ * (get_bypass_with_cache() waits for the rest).
+ */
+static inline __attribute__((always_inline)) int
+get_direct_after(struct pool_handle *h, void **objs, unsigned int n,
 		struct shmpool_cache *cache, struct shmpool_cache *st,
-		unsigned int i)
+		unsigned int i, const int long_tried)
 {
+	int wait = cache == NULL || SHMPOOL_W_LEN_(cache->w) == 0, got;
+
 	/* The short try of shmpool_generic_get_slow_() and
 	 * get_slow_size0() comes before the test of n: above the pool's
 	 * size, it cannot have got them. */
 	if (caa_unlikely(n > h->obj_count))
 		return -EINVAL;
-	/* The long first try on ring i before the rest: the short one
-	 * does not copy across the end of the array, and a claim that
-	 * crosses a multiple of RING_OWN_EVERY crosses that end too where
-	 * the array has no more entries (its size a power of two), so
-	 * that gets of one n whose positions are not multiples of n would
-	 * come here for every such claim and never take ring i to
-	 * themselves (rings_get()).  It waits out a ring's owner only when
-	 * the cache has none of the n (get_bypass_with_cache() waits for
-	 * the rest). */
-	if (rings_get(h, objs, RING_PTRS, h->pub.objbase, n, i, st,
-			cache == NULL || SHMPOOL_W_LEN_(cache->w) == 0) <= 0)
+	got = long_tried ? rings_get_rest(h, objs, RING_PTRS, h->pub.objbase,
+			n, i, st, wait) :
+		rings_get(h, objs, RING_PTRS, h->pub.objbase, n, i, st, wait);
+	if (got <= 0)
 		return get_bypass_with_cache(h, objs, n, cache, st);
 	count_direct(&st->get_direct_bulk, &st->get_direct_objs, n);
 	return 0;
+}
+
+/* After a short try (get_direct_after()). */
+static int __attribute__((noinline))
+get_direct_rest(struct pool_handle *h, void **objs, unsigned int n,
+		struct shmpool_cache *cache, struct shmpool_cache *st,
+		unsigned int i)
+{
+	return get_direct_after(h, objs, n, cache, st, i, 0);
+}
+
+/* After a long first try (get_direct_after()). */
+static int __attribute__((noinline))
+get_direct_rest_long(struct pool_handle *h, void **objs, unsigned int n,
+		struct shmpool_cache *cache, struct shmpool_cache *st,
+		unsigned int i)
+{
+	return get_direct_after(h, objs, n, cache, st, i, 1);
 }
 
 static inline __attribute__((always_inline)) int
@@ -834,7 +859,7 @@ get_direct_in(struct pool_handle *h, void **objs, unsigned int n,
 	if (caa_unlikely(!ring_get_try(&v, objs, RING_PTRS, pool->objbase,
 			NULL, n, 0, cache_ring_op(st, i), &st->slot,
 			&hint)))
-		return get_direct_rest(h, objs, n, cache, st, i);
+		return get_direct_rest_long(h, objs, n, cache, st, i);
 	count_direct(&st->get_direct_bulk, &st->get_direct_objs, n);
 	if (caa_unlikely(hint))
 		return cache_own_try(h, st, i);

@@ -1044,8 +1044,8 @@ ring_get(const struct ring_view *v, void *dst, enum ring_kind k, char *base,
 }
 
 /* The short try of a get alone (ring_short()), for the caller to inline
- * as the whole of a get through an idle cache: n, or 0 and ring_get() is
- * to be called. */
+ * as the whole of a get through an idle cache: n, or 0 and a long try is
+ * to be made (cache.c's rings_get()). */
 static inline __attribute__((always_inline)) int
 ring_get_short(const struct ring_view *v, void *dst, enum ring_kind k,
 		char *base, const uint64_t *b2, unsigned int n, uint64_t *rec,

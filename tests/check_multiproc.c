@@ -508,8 +508,10 @@ own_child_run(void (*child)(const char *), const char *name, int seconds)
 	pid_t pid = fork();
 
 	ck_assert_int_ge(pid, 0);
-	if (pid == 0)
+	if (pid == 0) {
 		child(name);
+		_exit(127);
+	}
 	tu_wait_children(&pid, 1, seconds);
 	pool = tu_attach(name, 0);
 	ck_assert_uint_eq(pool_handle(pool)->nb_rings, 2);
@@ -629,9 +631,10 @@ own_phase_child(const char *name)
 }
 
 /*
- * A worker without a cache takes its ring whatever the phase of its gets
- * against the end of the ring's array: the get that crosses a multiple of
- * RING_OWN_EVERY may be one that the short try leaves to the long one.
+ * A worker through a cache of size 0 takes its ring whatever the phase of
+ * its gets against the end of the ring's array: the get that crosses a
+ * multiple of RING_OWN_EVERY may be one that the short try leaves to the
+ * long one.
  */
 START_TEST(test_ring_owned_at_any_phase)
 {
