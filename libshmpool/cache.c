@@ -795,56 +795,20 @@ args_handle(struct shmpool *pool, unsigned int n)
  * take the attachment h alone, whose pub is the pool (one register less
  * than both).
  */
-/*
- * A get past the cache that a first try on ring i did not make: the
- * short one (long 0) or the long one (long 1, get_direct_in()).  After
- * the short one, the long first try on ring i comes before the rest:
- * the short one does not copy across the end of the array, and in an
- * array of up to RING_OWN_EVERY entries a claim that crosses a multiple
- * of RING_OWN_EVERY crosses that end too unless it ends there, so that
- * gets of one n whose claims never end there (n a power of two, the
- * positions not multiples of n) would come here for every such claim
- * and never take ring i to themselves (rings_get()).  It waits out a
- * ring's owner only when the cache has none of the n
- * (get_bypass_with_cache() waits for the rest).
- */
-static inline __attribute__((always_inline)) int
-get_direct_after(struct pool_handle *h, void **objs, unsigned int n,
-		struct shmpool_cache *cache, struct shmpool_cache *st,
-		unsigned int i, const int long_tried)
-{
-	int wait = cache == NULL || SHMPOOL_W_LEN_(cache->w) == 0, got;
-
-	/* The short try of shmpool_generic_get_slow_() and
-	 * get_slow_size0() comes before the test of n: above the pool's
-	 * size, it cannot have got them. */
-	if (caa_unlikely(n > h->obj_count))
-		return -EINVAL;
-	got = long_tried ? rings_get_rest(h, objs, RING_PTRS, h->pub.objbase,
-			n, i, st, wait) :
-		rings_get(h, objs, RING_PTRS, h->pub.objbase, n, i, st, wait);
-	if (got <= 0)
-		return get_bypass_with_cache(h, objs, n, cache, st);
-	count_direct(&st->get_direct_bulk, &st->get_direct_objs, n);
-	return 0;
-}
-
-/* After a short try (get_direct_after()). */
+/* A get past the cache that the long first try on ring i did not make
+ * (get_direct_in(), whose callers tested n). */
 static int __attribute__((noinline))
 get_direct_rest(struct pool_handle *h, void **objs, unsigned int n,
 		struct shmpool_cache *cache, struct shmpool_cache *st,
 		unsigned int i)
 {
-	return get_direct_after(h, objs, n, cache, st, i, 0);
-}
-
-/* After a long first try (get_direct_after()). */
-static int __attribute__((noinline))
-get_direct_rest_long(struct pool_handle *h, void **objs, unsigned int n,
-		struct shmpool_cache *cache, struct shmpool_cache *st,
-		unsigned int i)
-{
-	return get_direct_after(h, objs, n, cache, st, i, 1);
+	/* It waits out a ring's owner only when the cache has none of
+	 * the n (get_bypass_with_cache() waits for the rest). */
+	if (rings_get_rest(h, objs, RING_PTRS, h->pub.objbase, n, i, st,
+			cache == NULL || SHMPOOL_W_LEN_(cache->w) == 0) <= 0)
+		return get_bypass_with_cache(h, objs, n, cache, st);
+	count_direct(&st->get_direct_bulk, &st->get_direct_objs, n);
+	return 0;
 }
 
 static inline __attribute__((always_inline)) int
@@ -859,7 +823,7 @@ get_direct_in(struct pool_handle *h, void **objs, unsigned int n,
 	if (caa_unlikely(!ring_get_try(&v, objs, RING_PTRS, pool->objbase,
 			NULL, n, 0, cache_ring_op(st, i), &st->slot,
 			&hint)))
-		return get_direct_rest_long(h, objs, n, cache, st, i);
+		return get_direct_rest(h, objs, n, cache, st, i);
 	count_direct(&st->get_direct_bulk, &st->get_direct_objs, n);
 	if (caa_unlikely(hint))
 		return cache_own_try(h, st, i);
@@ -872,6 +836,27 @@ get_direct(struct pool_handle *h, void **objs, unsigned int n,
 		struct shmpool_cache *cache)
 {
 	return get_direct_in(h, objs, n, cache, cache);
+}
+
+/*
+ * A get through an idle cache whose short try on ring i did not make it
+ * (get_idle_in()): n tested, which that try comes before (above the
+ * pool's size, it cannot have got them), then the long way through cache
+ * (get_direct()), whose first try on the ring is the long one.  That try
+ * may copy across the end of the array, where the short one does not;
+ * and in an array of up to RING_OWN_EVERY entries, a claim that crosses a
+ * multiple of RING_OWN_EVERY crosses that end too unless it ends there,
+ * so that gets of one n whose claims never end there (n a power of two,
+ * the positions not multiples of n) would never have ring i offered to
+ * them (cache_own_try()) were the rest of the way without it.
+ */
+static int __attribute__((noinline))
+get_short_missed(struct pool_handle *h, void **objs, unsigned int n,
+		struct shmpool_cache *cache)
+{
+	if (caa_unlikely(n > h->obj_count))
+		return -EINVAL;
+	return get_direct(h, objs, n, cache);
 }
 
 /* With no cache: counted in the default one, whose objects it leaves
@@ -961,7 +946,7 @@ get_idle_in(struct pool_handle *h, void **objs, unsigned int n,
 	if (caa_unlikely(!ring_get_short(&v, objs, RING_PTRS, h->pub.objbase,
 			h->objbase2, n, cache_ring_op(cache, i),
 			&cache->slot, &hint)))
-		return get_direct_rest(h, objs, n, cache, cache, i);
+		return get_short_missed(h, objs, n, cache);
 	if (__builtin_constant_p(n) && n == 1)
 		count_direct_one(&cache->get_direct_one);
 	else
@@ -1018,7 +1003,7 @@ get_short_size0(struct pool_handle *h, void **objs, unsigned int n,
  * the short try on the ring, in a function of its own for one object and
  * for several, which saves no register here (get_idle_one(),
  * get_idle_several()).  n is tested against the pool's size only if that
- * try fails (get_direct_rest()), as it does when n is above it.  Then a
+ * try fails (get_short_missed()), as it does when n is above it.  Then a
  * bad n, a get with no cache (NULL: get_nocache()), all that a cache
  * needs (get_cached()), and a get past an idle cache of another size.  A
  * long n leaves before the short try: that try's own test of n comes
