@@ -1054,7 +1054,7 @@ put_push(struct pool_handle *h, void * const *objs, unsigned int n,
 		SHMPOOL_STAT_ADD(cache, put_common_pool_bulk, 1);
 		SHMPOOL_STAT_ADD(cache, put_common_pool_objs, len);
 	}
-	shmpool_cache_push_(pool, objs, n, cache, shmpool_cache_len_(cache));
+	shmpool_cache_push_(pool, objs, n, cache, cache->w);
 	return 0;
 }
 

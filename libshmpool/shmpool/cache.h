@@ -589,19 +589,24 @@ shmpool_cache_take_(struct shmpool *pool, void **objs, unsigned int n,
 		pool->objbase);
 }
 
-/* n objects of objs pushed on a cache of length len (they fit), and
+/* n objects of objs pushed on a cache whose w is w (they fit), and
  * counted.  The objects before the length, so that a process killed in
  * between leaves its cache as it was (the compiler barrier: the two do
  * not alias, and gcc would otherwise order them as it likes; an asm call
- * of SHMPOOL_COPY_ASM_ is one too).  w is added to where it stands (one
- * add to memory on x86-64), not stored from a value the caller loaded
- * and kept (docs/PERFORMANCE.md, What each change bought); with stats,
- * the add's overflow says that the objects put reached 2^15 (struct
- * shmpool_cache), and the hit folds them. */
+ * of SHMPOOL_COPY_ASM_ is one too).  w is the value the caller loaded
+ * for its test, added to in a register and stored: an add to memory
+ * instead (load, add and store in one instruction, a second load of a
+ * word the test had just loaded) made the loops of hits of one to four
+ * objects through a cache up to a third slower on an Intel Xeon
+ * (docs/PERFORMANCE.md, What each change bought); the owner alone
+ * writes w, so the value loaded is still the word's.  With stats, the
+ * add's overflow says that the objects put reached 2^15 (struct
+ * shmpool_cache), and the hit folds them, after its store. */
 SHMPOOL_INLINE_ void
 shmpool_cache_push_(struct shmpool *pool, void * const *objs, unsigned int n,
-		struct shmpool_cache *cache, uint32_t len)
+		struct shmpool_cache *cache, uint64_t w)
 {
+	uint32_t len = SHMPOOL_W_LEN_(w);
 	/* n * (2^48 + 1) + 2^32: the length, the objects put and the call;
 	 * its low 32 bits are n. */
 	uint64_t add = (uint64_t)n * (SHMPOOL_W_PUT_OBJ_ + 1) +
@@ -642,17 +647,19 @@ shmpool_cache_push_(struct shmpool *pool, void * const *objs, unsigned int n,
 	{
 		unsigned char of;
 
-		__asm__("addq %[a], %[w]" : [w] "+m" (cache->w), "=@cco" (of)
+		__asm__("addq %[a], %[w]" : [w] "+r" (w), "=@cco" (of)
 			: [a] "r" (add));
+		cache->w = w;
 		if (caa_unlikely(of))
 			shmpool_cache_fold_(cache);
 	}
 #elif SHMPOOL_STATS
-	cache->w += add;
-	if (caa_unlikely(SHMPOOL_W_PUT_FULL_(cache->w)))
+	w += add;
+	cache->w = w;
+	if (caa_unlikely(SHMPOOL_W_PUT_FULL_(w)))
 		shmpool_cache_fold_(cache);
 #else
-	cache->w += add;
+	cache->w = w + add;
 #endif
 }
 
@@ -678,25 +685,23 @@ shmpool_hit_get_(struct shmpool *pool, void **objs, unsigned int n,
 /*
  * Cache hit: push the n objects in order while the cache stays at or
  * under its flush threshold; 1 if made.  n == 0 goes to the slow path
- * (SHMPOOL_PUT_FITS_).  The length is read with the 32 bits of w it
- * sits in, not alone: a load of its 16 bits, right after the get that
- * stored w whole, made the loops of gets and puts of one to four objects
- * through a cache 10% to 25% slower on an AMD EPYC of family 25, though
- * it takes an instruction less (docs/PERFORMANCE.md, What each change
- * bought).
+ * (SHMPOOL_PUT_FITS_).  w is loaded whole, once, and kept for the push's
+ * add (shmpool_cache_push_()); the length is taken from it in a
+ * register, not read alone: a load of its 16 bits, right after the get
+ * that stored w whole, made the loops of gets and puts of one to four
+ * objects through a cache 10% to 25% slower on an AMD EPYC of family 25,
+ * though it takes an instruction less (docs/PERFORMANCE.md, What each
+ * change bought).
  */
 SHMPOOL_INLINE_ int
 shmpool_hit_put_(struct shmpool *pool, void * const *objs, unsigned int n,
 		struct shmpool_cache *cache)
 {
-	uint32_t lo = (uint32_t)cache->w, len;
+	uint64_t w = cache->w;
 
-	__asm__("" : "+r" (lo));
-	len = SHMPOOL_W_LEN_(lo);
-
-	if (caa_likely(SHMPOOL_PUT_FITS_(n, len, cache->flushthresh) &&
-			!cache->flush_req)) {
-		shmpool_cache_push_(pool, objs, n, cache, len);
+	if (caa_likely(SHMPOOL_PUT_FITS_(n, SHMPOOL_W_LEN_(w),
+			cache->flushthresh) && !cache->flush_req)) {
+		shmpool_cache_push_(pool, objs, n, cache, w);
 		return 1;
 	}
 	return 0;
