@@ -9,8 +9,9 @@
  * code built for the large code model calls them as C functions.
  * Called as a C function, every caller-saved register is lost, and a
  * loop of gets keeps its pool, its bounds and its counts in them: each
- * call saved and restored two or three of them (and, then, the put read
- * its cache's w again).  So the inline code calls
+ * call saved and restored two or three of them (and a put hit, which
+ * keeps its cache's w through the copy, would load it again).  So the
+ * inline code calls
  * them with a convention of its own, which these keep:
  *
  *   in:        %rdi dst, %rsi src, %edx n (n >= 32), %rcx b

@@ -357,13 +357,14 @@ SHMPOOL_API void shmpool_copy_sub_(uint64_t *dst, const uint64_t *src,
  * Where the hit calls the library's copy (no AVX2, SHMPOOL_COPY_WIDE_):
  * called as a C function, the copy takes every caller-saved register, and
  * a loop of gets and puts keeps its own in them: the caller saved and
- * restored two or three at each call (and, before a put hit added to its
- * w in place, read w again after it).  So the copies keep a convention of
- * their own (the library's copy-x86_64.S): arguments in %rdi, %rsi, %edx,
- * %rcx, which they clobber, with the vector registers (their upper halves
- * zeroed too, so that code built for AVX, a function's target attribute
- * or an inlining across units included, keeps nothing there) and the
- * flags; they keep every other general register.  The call goes through
+ * restored two or three at each call (and a put hit, which keeps its w
+ * through the copy, would load it again after).  So the copies keep a
+ * convention of their own (the library's copy-x86_64.S): arguments in
+ * %rdi, %rsi, %edx, %rcx, which they clobber, with the vector registers
+ * (their upper halves zeroed too, so that code built for AVX, a
+ * function's target attribute or an inlining across units included,
+ * keeps nothing there) and the flags; they keep every other general
+ * register.  The call goes through
  * the GOT entry, filled when the program is loaded (a call through the
  * PLT may meet the dynamic linker's lazy binding, which takes other
  * registers), and steps over the red zone, which the caller may be using.
@@ -593,13 +594,14 @@ shmpool_cache_take_(struct shmpool *pool, void **objs, unsigned int n,
  * counted.  The objects before the length, so that a process killed in
  * between leaves its cache as it was (the compiler barrier: the two do
  * not alias, and gcc would otherwise order them as it likes; an asm call
- * of SHMPOOL_COPY_ASM_ is one too).  w is the value the caller loaded
- * for its test, added to in a register and stored: an add to memory
- * instead (load, add and store in one instruction, a second load of a
- * word the test had just loaded) made the loops of hits of one to four
- * objects through a cache up to a third slower on an Intel Xeon
- * (docs/PERFORMANCE.md, What each change bought); the owner alone
- * writes w, so the value loaded is still the word's.  With stats, the
+ * of SHMPOOL_COPY_ASM_ is one too).  w is the cache's w as the caller
+ * read it (a hit's, the one it tested; the owner alone writes w, so it
+ * is still the word's), added to in a register and stored.  An add to
+ * memory instead (load, add and store in one instruction, a second load
+ * of a word the test had just loaded) made the loops of hits of one to
+ * four objects through a cache up to a third slower on an Intel Xeon
+ * (docs/PERFORMANCE.md, What each change bought; not timed on the AMD
+ * machines, where an add to memory had read faster).  With stats, the
  * add's overflow says that the objects put reached 2^15 (struct
  * shmpool_cache), and the hit folds them, after its store. */
 SHMPOOL_INLINE_ void
