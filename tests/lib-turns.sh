@@ -60,6 +60,17 @@ rc=0
 	>/dev/null 2>"$dir/err" || rc=$?
 [ $rc -eq 1 ] && grep -qxF "lib-turns: no libshmpool.so.0 in $dir/none" "$dir/err" ||
 	{ echo "a folder without the library: exit $rc, '$(cat "$dir/err")'"; exit 1; }
+# A run that counted nothing (rate 0) ends the comparison: status 1,
+# no line.
+rm -f "$dir/a/used" "$dir/b/used"
+printf '%s\n' 100000000 0 >"$dir/z"
+cp "$dir/z" "$dir/b/rates"
+rc=0
+out=$("$src/bench/lib-turns" --build "$dir/build" --turns 2 "$dir/a" "$dir/b" \
+	2>"$dir/err") || rc=$?
+[ $rc -eq 1 ] && [ -z "$out" ] &&
+	grep -qxF "lib-turns: a run with $dir/b counted no object" "$dir/err" ||
+	{ echo "a rate of 0: exit $rc, '$out', '$(cat "$dir/err")'"; exit 1; }
 "$src/bench/lib-turns" 2>&1 >/dev/null |
 	grep -qxF "usage: bench/lib-turns [--build DIR] [--turns N] LIB_A LIB_B [shmpool-perf options]" ||
 	{ echo "no usage line"; exit 1; }
