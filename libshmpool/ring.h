@@ -500,9 +500,13 @@ ring_fill(uint64_t *restrict e, uint32_t seq, const void *restrict src,
  * RING_WIDE_MIN 64-bit elements (pointers, base = objbase; offsets, base
  * = 0), resolved when the library is loaded to a build for the CPU's
  * widest vectors (AVX2), which the inline copies, built for the
- * baseline, cannot use.
+ * baseline, cannot use.  From 33: a get or put of 32 objects without a
+ * cache ran 1.13x as fast by the short copies as by these (bench/lib-turns
+ * --cache 0 --get-bulk 32 --keep 128, and random 1..64 at keep 32
+ * 1.19x); at 64 the short copies were 0.72x as fast
+ * (docs/PERFORMANCE.md, What each change bought).
  */
-#define RING_WIDE_MIN		32
+#define RING_WIDE_MIN		33
 typedef void ring_fill_wide_fn(uint64_t *restrict e, uint32_t seq,
 		const uint64_t *restrict src, uint64_t base, unsigned int m);
 typedef uint32_t ring_copy_out_wide_fn(const uint64_t *restrict e,
