@@ -1008,8 +1008,9 @@ get_short_size0(struct pool_handle *h, void **objs, unsigned int n,
  * needs (get_cached()), and a get past an idle cache of another size.  A
  * long n leaves before the short try: that try's own test of n comes
  * after the loads of its arguments, for which gcc then saves a register
- * on the long way too (tried at a2ff293: 12.99 -> 13.15 instructions per
- * object, 5 more per get of 32, bench/instr-cost --cache 0 --get-bulk 32
+ * on the long way too (tried at a2ff293, when 32 was a long n: 12.99 ->
+ * 13.15 instructions per object, 5 more per get of 32, bench/instr-cost
+ * --cache 0 --get-bulk 32
  * --keep 128 --random none --constant-n 0; the same at bulk 4).  pool and
  * objs are not NULL (the inline get tested them).
  */

@@ -548,11 +548,13 @@ put_via(struct shmpool *pool, void * const *objs, unsigned int n,
  * with them all out (where a get of a short n tries the ring before it
  * tests n against the pool's size), and with the ring empty from its
  * entry 0 (where that try reads within the array).  10 objects, a ring of
- * 16 entries.
+ * 16 entries; the sizes include the largest short n and the smallest
+ * long one (RING_WIDE_MIN - 1 and RING_WIDE_MIN).
  */
 START_TEST(test_bad_n_no_cache)
 {
-	static const unsigned int bad[] = { 0, 11, 16, 17, 31, 32, 40 };
+	static const unsigned int bad[] = { 0, 11, 16, 17, 31,
+		RING_WIDE_MIN - 1, RING_WIDE_MIN, 40 };
 	const unsigned int nbad = sizeof(bad) / sizeof(bad[0]);
 	struct shmpool_cache *caches[4], *c;
 	struct shmpool_stats e;
