@@ -1010,9 +1010,9 @@ get_short_size0(struct pool_handle *h, void **objs, unsigned int n,
  * after the loads of its arguments, for which gcc then saves a register
  * on the long way too (tried at a2ff293, when 32 was a long n: 12.99 ->
  * 13.15 instructions per object, 5 more per get of 32, bench/instr-cost
- * --cache 0 --get-bulk 32
- * --keep 128 --random none --constant-n 0; the same at bulk 4).  pool and
- * objs are not NULL (the inline get tested them).
+ * --cache 0 --get-bulk 32 --keep 128 --random none --constant-n 0; the
+ * same at bulk 4).  pool and objs are not NULL (the inline get tested
+ * them).
  */
 int
 shmpool_generic_get_slow_(struct shmpool *pool, void **objs, unsigned int n,
