@@ -1371,7 +1371,7 @@ run_batch(struct ctl *g, const char *file, int keep_going)
 	char *line = NULL, **words = NULL, *doc, *verb, where[PATH_MAX + 32];
 	size_t cap = 0, doclen;
 	unsigned long lineno = 0;
-	int first_fail = 0, status, n, nul;
+	int first_fail = 0, status, n, nul, sig = 0;
 	struct jw w;
 	ssize_t len;
 	FILE *in;
@@ -1436,6 +1436,12 @@ run_batch(struct ctl *g, const char *file, int keep_going)
 		}
 		if (status != EXIT_OK && first_fail == 0)
 			first_fail = status;
+		/* A signal that ended the line (watch) ends the batch, even
+		 * with --keep-going: its document first, then of it. */
+		if (c.sig != 0) {
+			sig = c.sig;
+			break;
+		}
 		if (status != EXIT_OK && !keep_going)
 			break;
 	}
@@ -1476,6 +1482,10 @@ run_batch(struct ctl *g, const char *file, int keep_going)
 		jw_i64(&w, "exit", first_fail);
 		jw_obj_close(&w);
 		jw_end(&w);
+	}
+	if (sig != 0) {
+		fflush(stdout);
+		watch_die_of(sig);
 	}
 	return first_fail;
 }

@@ -20,6 +20,9 @@
 #define EXIT_USAGE		2
 #define EXIT_UNREACHABLE	3
 #define EXIT_NO_POOL		4
+/* A batch line ended by signal s reads EXIT_SIGNAL_BASE + s, as a shell
+ * tells a process that died of it. */
+#define EXIT_SIGNAL_BASE	128
 
 #define CTL_ERRMSG_MAX		1024	/* bytes in an error message */
 
@@ -36,6 +39,9 @@ struct ctl {
 	FILE *out;			/* the verb's output */
 	const char *where;		/* "FILE:LINE" in a batch, else NULL */
 	int quiet;			/* no warnings (watch on a terminal) */
+	int sig;			/* in a batch, the signal that ended
+					   the verb (watch): the batch ends
+					   with its document, then of it */
 };
 
 /*
@@ -236,5 +242,9 @@ int do_dump(struct ctl *c, int argc, char **argv);
 
 /* watch.c */
 int do_watch(struct ctl *c, int argc, char **argv);
+/* End the process of sig, one of the signals that end watch, caught and
+ * blocked since (a batch's ctl.sig): their default actions back, and sig
+ * raised. */
+void watch_die_of(int sig);
 
 #endif /* SHMPOOLCTL_H */

@@ -73,6 +73,10 @@ struct watch {
 	int failed;			/* a segment could not be read */
 	int reported;			/* a failure printed its document */
 	int sig;			/* --json: the signal that ended it */
+	/* --json: the actions and mask that the signals it catches had
+	 * before (end_signals' order). */
+	struct sigaction saved_act[4];
+	sigset_t saved_mask;
 	struct sample prev, cur;
 	FILE *doc;			/* --json: the samples so far */
 	char *doc_buf;
@@ -451,6 +455,45 @@ signals_default(const int *sigs, size_t n)
 	sigprocmask(SIG_UNBLOCK, &unblock, NULL);
 }
 
+/* The actions of the n signals sigs in act[], and the signal mask. */
+static void
+signals_save(const int *sigs, size_t n, struct sigaction *act,
+		sigset_t *mask)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		sigaction(sigs[i], NULL, &act[i]);
+	sigprocmask(SIG_BLOCK, NULL, mask);
+}
+
+/*
+ * After a --json watch that ended on its own in a batch: one of the n
+ * signals sigs that came in its last sample, where it was blocked, taken
+ * and returned (the batch ends of it); else 0, and the signals' actions
+ * and mask as signals_save() found them, for the lines after.
+ */
+static int
+signals_settle(const int *sigs, size_t n, const struct sigaction *act,
+		const sigset_t *mask)
+{
+	static const struct timespec now = { 0, 0 };
+	sigset_t set;
+	size_t i;
+	int sig;
+
+	sigemptyset(&set);
+	for (i = 0; i < n; i++)
+		sigaddset(&set, sigs[i]);
+	sig = sigtimedwait(&set, NULL, &now);
+	if (sig > 0)
+		return sig;
+	for (i = 0; i < n; i++)
+		sigaction(sigs[i], &act[i], NULL);
+	sigprocmask(SIG_SETMASK, mask, NULL);
+	return 0;
+}
+
 /*
  * Take the terminal: no echo, no line editing; the signals that end or
  * stop us blocked but while waiting (in ppoll()), so that each is seen
@@ -556,6 +599,10 @@ next_tick(int64_t *deadline, int64_t start, int64_t interval)
 /* The signals that end watch; with --json they end it with the document
  * of the samples so far (then of the signal). */
 static const int end_signals[] = { SIGINT, SIGTERM, SIGQUIT, SIGHUP };
+#define END_SIGNALS	(sizeof(end_signals) / sizeof(end_signals[0]))
+_Static_assert(END_SIGNALS == sizeof(((struct watch *)0)->saved_act) /
+	sizeof(((struct watch *)0)->saved_act[0]),
+	"struct watch saves the actions of every signal that ends watch");
 
 static int
 watch_run(struct watch *w)
@@ -569,12 +616,13 @@ watch_run(struct watch *w)
 		w->tty = 0;
 	if (w->tty)
 		w->c->quiet = 1;
-	else if (w->doc != NULL)
+	else if (w->doc != NULL) {
 		/* Seen while waiting (tick_wait()), never in the middle of
 		 * a sample. */
-		signals_catch(end_signals,
-			sizeof(end_signals) / sizeof(end_signals[0]),
-			&waitmask);
+		signals_save(end_signals, END_SIGNALS, w->saved_act,
+			&w->saved_mask);
+		signals_catch(end_signals, END_SIGNALS, &waitmask);
+	}
 	ret = take_sample(w, 1);
 	if (ret != 0) {
 		w->reported = 1;
@@ -697,6 +745,9 @@ do_watch(struct ctl *c, int argc, char **argv)
 		jw_arr_open(&w.w, "samples");
 	}
 	ret = watch_run(&w);
+	if (w.doc != NULL && w.sig == 0 && c->where != NULL)
+		w.sig = signals_settle(end_signals, END_SIGNALS, w.saved_act,
+			&w.saved_mask);
 	sample_free(&w.prev);
 	sample_free(&w.cur);
 	if (w.doc != NULL) {
@@ -710,11 +761,23 @@ do_watch(struct ctl *c, int argc, char **argv)
 		free(w.doc_buf);
 	}
 	if (w.sig != 0) {
+		/* In a batch, the batch dies of it once its own document
+		 * is out (run_batch()); the signals stay caught and blocked
+		 * until then. */
+		if (c->where != NULL) {
+			c->sig = w.sig;
+			return EXIT_SIGNAL_BASE + w.sig;
+		}
 		/* Die of it, as without the wait for it. */
 		fflush(c->out);
-		signals_default(end_signals,
-			sizeof(end_signals) / sizeof(end_signals[0]));
-		raise(w.sig);
+		watch_die_of(w.sig);
 	}
 	return ret;
+}
+
+void
+watch_die_of(int sig)
+{
+	signals_default(end_signals, END_SIGNALS);
+	raise(sig);
 }

@@ -78,6 +78,11 @@ jcheck() {
 	desc=$1
 	filter=$2
 	shift 2
+	# jq -e reads no document in an empty file, and calls that true.
+	if ! [ -s "$out" ]; then
+		fail "$desc: no document (stdout is empty)"
+		return 0
+	fi
 	jq -e "$@" "$filter" "$out" >/dev/null 2>&1 ||
 		fail "$desc: jq '$filter' is not true of: $(head -c 1500 "$out")"
 }
@@ -748,6 +753,58 @@ run 4 "$ctl" --json -f - <"$dir/batch-s2"
 json_one "--json -f - (line 2 fails)"
 jcheck "--json -f - (line 2 fails)" '[.results[].line] == [1, 2] and [.results[].exit] == [0, 4] and .exit == 4 and
 	.results[0].result.pid == $pid and .results[1].result.error.code == "ENOENT"' --argjson pid "$daemon"
+
+# gone PID: the child PID has ended (a zombie until waited for).
+gone() {
+	! grep -q '^State:[[:space:]]*[^Z]' "/proc/$1/status" 2>/dev/null
+}
+# A signal that ends a watch line ends the batch, --keep-going or not:
+# with --json, the batch's document, with that line's samples so far and
+# 128 plus the signal's number as its exit and the batch's, then the
+# batch dies of the signal; the lines after it do not run.
+printf 'ping\nwatch p --interval 0.05 --count 100000\ncreate ws1 --objects 64 --object-size 64\n' >"$dir/batch-w"
+"$ctl" --json -f "$dir/batch-w" --keep-going >"$dir/batch-w.out" 2>"$dir/batch-w.err" &
+wpid=$!
+pids="$pids $wpid"
+poll 5 "--json -f, a watch line: catching SIGTERM" catches_term "$wpid"
+kill -TERM "$wpid"
+poll 5 "--json -f, a watch line: ended by SIGTERM" gone "$wpid"
+gone "$wpid" || kill -KILL "$wpid"
+rc=0
+wait "$wpid" || rc=$?
+same "--json -f, a watch line, SIGTERM: the exit status" "$rc" 143
+cp "$dir/batch-w.out" "$out"
+json_one "--json -f, a watch line, SIGTERM"
+jcheck "--json -f, a watch line, SIGTERM: the lines that ran" '[.results[].line] == [1, 2] and
+	[.results[].verb] == ["ping", "watch"] and [.results[].exit] == [0, 143] and .exit == 143'
+jcheck "--json -f, a watch line, SIGTERM: its samples so far" '.results[1].result.interval == 0.05 and
+	(.results[1].result.samples | type) == "array" and
+	all(.results[1].result.samples[]; .pools[0].name == "p")'
+absent ws1
+# A --json watch line that ends on its own gives the signals it caught
+# back as they were (SIGTERM's default action here; a job started with &
+# ignores SIGINT): SIGTERM ends the line after it (a watch to a file,
+# which catches none), and the batch with it.
+printf 'watch p --json --interval 0.05 --count 1\nwatch p --interval 0.05 --count 100000\n' >"$dir/batch-wi"
+"$ctl" -f "$dir/batch-wi" >"$dir/batch-wi.out" 2>"$dir/batch-wi.err" &
+wpid=$!
+pids="$pids $wpid"
+wi_table() { [ "$(grep -c '^NAME' "$dir/batch-wi.out")" -ge 1 ]; }
+poll 5 "-f, a watch after a --json watch: its first table" wi_table
+# As any other child of this shell has them (sed's own).
+same "-f, a watch after a --json watch: the signals blocked" \
+	"$(sed -n 's/^SigBlk:[[:space:]]*//p' "/proc/$wpid/status")" \
+	"$(sed -n 's/^SigBlk:[[:space:]]*//p' /proc/self/status)"
+kill -TERM "$wpid"
+poll 5 "-f, a watch after a --json watch: ended by SIGTERM" gone "$wpid"
+gone "$wpid" || kill -KILL "$wpid"
+rc=0
+wait "$wpid" || rc=$?
+same "-f, a watch after a --json watch, SIGTERM: the exit status" "$rc" 143
+head -n 1 "$dir/batch-wi.out" >"$out"
+json_one "-f, a --json watch line"
+jcheck "-f, a --json watch line: one sample" '.interval == 0.05 and (.samples | length) == 1 and
+	.samples[0].pools[0].name == "p"'
 echo "c. batch: done"
 
 ###########################################################################
