@@ -756,7 +756,7 @@ jcheck "--json -f - (line 2 fails)" '[.results[].line] == [1, 2] and [.results[]
 
 # gone PID: the child PID has ended (a zombie until waited for).
 gone() {
-	! grep -q '^State:[[:space:]]*[^Z]' "/proc/$1/status" 2>/dev/null
+	! alive "$1"
 }
 # A signal that ends a watch line ends the batch, --keep-going or not:
 # with --json, the batch's document, with that line's samples so far and
