@@ -519,6 +519,7 @@ parse_account(struct ctl *c, const char *usage, const char *opt,
 		const char *s)
 {
 	size_t i, len = strlen(s);
+	uint64_t id;
 
 	for (i = 0; i < len; i++)
 		if (s[i] < 0x21 || s[i] > 0x7e || strchr("=:/", s[i]) != NULL)
@@ -527,9 +528,10 @@ parse_account(struct ctl *c, const char *usage, const char *opt,
 		return usage_error(c, usage, "--%s: '%.*s' is not a %s name "
 			"or number", opt, ACCOUNT_MAX, s,
 			strcmp(opt, "owner") == 0 ? "user" : "group");
-	/* A number is an id: (uid_t)-1 and (gid_t)-1 mean none. */
+	/* A number is an id: (uid_t)-1 and (gid_t)-1 mean none.  Read as
+	 * shmpoold reads it (proto_u64(): leading zeros too). */
 	if (strspn(s, "0123456789") == len &&
-	    (len > 10 || strtoull(s, NULL, 10) > ACCOUNT_ID_MAX))
+	    proto_u64(s, 0, ACCOUNT_ID_MAX, &id) < 0)
 		return usage_error(c, usage, "--%s: %.*s is out of range "
 			"0..%llu", opt, ACCOUNT_MAX, s,
 			(unsigned long long)ACCOUNT_ID_MAX);
@@ -1371,21 +1373,19 @@ run_batch(struct ctl *g, const char *file, int keep_going)
 	char *line = NULL, **words = NULL, *doc, *verb, where[PATH_MAX + 32];
 	size_t cap = 0, doclen;
 	unsigned long lineno = 0;
-	int first_fail = 0, status, n, nul, sig = 0;
+	int first_fail = 0, status, n, nul, sig = 0, open_err, err;
 	struct jw w;
 	ssize_t len;
 	FILE *in;
 
 	in = strcmp(file, "-") == 0 ? stdin : fopen(file, "re");
-	if (in == NULL)
-		return ctl_fail_local(g, errno, "cannot open '%s': %s", file,
-			strerror(errno));
+	open_err = in == NULL ? errno : 0;
 	if (g->json) {
 		jw_init(&w, stdout);
 		jw_obj_open(&w, NULL);
 		jw_arr_open(&w, "results");
 	}
-	while ((len = getline(&line, &cap, in)) >= 0) {
+	while (in != NULL && (len = getline(&line, &cap, in)) >= 0) {
 		struct ctl c = *g;
 		char *p;
 
@@ -1447,19 +1447,20 @@ run_batch(struct ctl *g, const char *file, int keep_going)
 	}
 	if (g->json)
 		jw_arr_close(&w);
-	if (ferror(in)) {
+	err = open_err != 0 ? open_err : ferror(in) ? errno : 0;
+	if (err != 0) {
 		struct ctl c = *g;
-		int err = errno;
 
 		/* With --json, the batch's document says why too, as an
-		 * "error" beside the lines that ran: the error document,
-		 * {"error":{...}}, without its outer braces. */
+		 * "error" beside the lines that ran (none if the file did
+		 * not open): the error document, {"error":{...}}, without
+		 * its outer braces. */
 		doc = NULL;
 		doclen = 0;
 		if (g->json && (c.out = open_memstream(&doc, &doclen)) == NULL)
 			c.json = 0;
-		status = ctl_fail_local(&c, err, "cannot read '%s': %s",
-			file, strerror(err));
+		status = ctl_fail_local(&c, err, "cannot %s '%s': %s",
+			open_err != 0 ? "open" : "read", file, strerror(err));
 		if (g->json && c.json) {
 			const size_t pre = sizeof("{\"error\":") - 1;
 
@@ -1476,7 +1477,7 @@ run_batch(struct ctl *g, const char *file, int keep_going)
 	}
 	free(words);
 	free(line);
-	if (in != stdin)
+	if (in != NULL && in != stdin)
 		fclose(in);
 	if (g->json) {
 		jw_i64(&w, "exit", first_fail);

@@ -717,6 +717,14 @@ grep -qxF "shmpoolctl: cannot read '$dir': Is a directory" "$err" ||
 run 1 "$ctl" --json -f "$dir"
 json_one "--json -f DIR"
 jcheck "--json -f DIR" '.results == [] and .error.code == "EISDIR" and .error.exit == 1 and .exit == 1'
+# So does one that does not open.
+run 1 "$ctl" -f "$dir/nosuch.batch"
+grep -qxF "shmpoolctl: cannot open '$dir/nosuch.batch': No such file or directory" "$err" ||
+	fail "-f NOSUCH: no \"cannot open '$dir/nosuch.batch': No such file or directory\" on stderr: $(cat "$err")"
+run 1 "$ctl" --json -f "$dir/nosuch.batch"
+json_one "--json -f NOSUCH"
+jcheck "--json -f NOSUCH" '.results == [] and .error.code == "ENOENT" and .error.exit == 1 and
+	.error.message == "cannot open '\''\($f)'\'': No such file or directory" and .exit == 1' --arg f "$dir/nosuch.batch"
 
 # Global options apply to every line.
 printf 'ping\n' >"$dir/batch-p"
@@ -833,6 +841,7 @@ create x --objects 1073741824 --object-size 1048576
 create x --objects 4194305 --object-size 65536
 create x --objects 10 --object-size 64 --owner -1
 create x --objects 10 --object-size 64 --owner 4294967295
+create x --objects 10 --object-size 64 --owner 000000000000000000001
 create x --objects 10 --object-size 64 --group -2
 create x --objects 10 --object-size 64 --group 99999999999
 create x --objects 10 --object-size 64 --owner a:b
@@ -862,6 +871,12 @@ run 2 "$ctl"
 usage_line "shmpoolctl (no verb)"
 run 2 "$ctl" --json
 usage_line "shmpoolctl --json (no verb)"
+# A uid or gid with leading zeros is the number, as shmpoold reads it
+# (up to 20 digits).
+run 0 "$ctl" create zo --objects 64 --object-size 64 --owner 00000000001 --group 0000000000000000002
+same "--owner 00000000001 --group 0000000000000000002: the segment's owner" \
+	"$(stat -c %u:%g "$dir/shmpool.zo")" 1:2
+run 0 "$ctl" destroy zo
 echo "d. usage errors: done"
 
 ###########################################################################
