@@ -242,6 +242,15 @@ trim(char *s)
 	return s;
 }
 
+int
+dir_carried(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x21 || (unsigned char)*s > 0x7e)
+			return 0;
+	return 1;
+}
+
 static int
 set_path(char *dst, size_t dstsz, const char *value, const char *key,
 		char *err, size_t errsz)
@@ -254,6 +263,13 @@ set_path(char *dst, size_t dstsz, const char *value, const char *key,
 	if (strlen(value) >= dstsz) {
 		snprintf(err, errsz, "%s: path longer than %zu bytes", key,
 			dstsz - 1);
+		return -1;
+	}
+	/* The folders of the segments, whose paths go to clients. */
+	if ((strcmp(key, "hugetlbfs") == 0 || strcmp(key, "shm-dir") == 0) &&
+	    !dir_carried(value)) {
+		snprintf(err, errsz, "%s: '%.64s' " DIR_NOT_CARRIED, key,
+			value);
 		return -1;
 	}
 	strcpy(dst, value);

@@ -94,7 +94,9 @@ find_hugetlbfs(char *dir, size_t dirsz)
 				}
 			}
 			*d = '\0';
-			if (strlen(mnt) < dirsz) {
+			/* One whose path a client could not be told is
+			 * passed over. */
+			if (strlen(mnt) < dirsz && dir_carried(mnt)) {
 				memcpy(dir, mnt, strlen(mnt) + 1);
 				break;
 			}
@@ -170,6 +172,12 @@ settle(const struct opts *o, const struct config *c, char *err, size_t errsz)
 					c->file, c->hugetlbfs_line, h);
 			return -1;
 		}
+		/* The config's was tested as it was read. */
+		if (!dir_carried(h)) {
+			snprintf(err, errsz, "--hugetlbfs '%.256s': "
+				DIR_NOT_CARRIED, h);
+			return -1;
+		}
 		memcpy(denv.hugetlbfs, h, strlen(h) + 1);
 	}
 	s = o->shm_dir != NULL ? o->shm_dir :
@@ -177,6 +185,10 @@ settle(const struct opts *o, const struct config *c, char *err, size_t errsz)
 	if (strlen(s) >= DIR_MAX) {
 		snprintf(err, errsz, "--shm-dir: path longer than %d bytes",
 			DIR_MAX - 1);
+		return -1;
+	}
+	if (!dir_carried(s)) {
+		snprintf(err, errsz, "--shm-dir '%.256s': " DIR_NOT_CARRIED, s);
 		return -1;
 	}
 	memcpy(denv.shm_dir, s, strlen(s) + 1);

@@ -75,6 +75,11 @@ void config_free(struct config *c);
 /* Move src's contents into dst (whose own are freed first by the caller). */
 void config_move(struct config *dst, struct config *src);
 int parse_group(const char *s, gid_t *gid);
+/* Whether a folder's path goes whole into the protocol's values and the
+ * pools index (a segment's path= there): printable ASCII, no space. */
+int dir_carried(const char *s);
+#define DIR_NOT_CARRIED	"holds a space or a byte that is not printable " \
+	"ASCII, which the protocol and the pools index cannot carry"
 
 /* What the daemon runs with, options and config merged. */
 struct daemon_env {

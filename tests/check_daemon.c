@@ -3610,6 +3610,23 @@ START_TEST(test_second_daemon)
 		ck_assert_str_eq(err, want);
 	}
 	{
+		char spaced[340];
+		const char *args[] = {
+			"-f", "--socket", d2.sock, "--shm-dir", spaced,
+			"--hugetlbfs", "none", "--config", d2.conf, NULL
+		};
+		char want[600];
+
+		snprintf(spaced, sizeof(spaced), "%s/a b", d2.dir);
+		ck_assert_int_eq(mkdir(spaced, 0755), 0);
+		err = start_fails(d2.err, args, 1);
+		snprintf(want, sizeof(want), "shmpoold: --shm-dir '%s': holds "
+			"a space or a byte that is not printable ASCII, which "
+			"the protocol and the pools index cannot carry\n",
+			spaced);
+		ck_assert_str_eq(err, want);
+	}
+	{
 		const char *args[] = {
 			"-f", "--socket", d2.sock, "--shm-dir", d2.dir,
 			"--hugetlbfs", "none", "--config", missing, NULL
@@ -3855,6 +3872,14 @@ START_TEST(test_config)
 		bad_config(&b, text, 2,
 			"hugetlbfs: path longer than 1023 bytes");
 	}
+	/* And folders whose paths a reply could not carry. */
+	bad_config(&b, "shm-dir = /tmp/a b\n", 1, "shm-dir: '/tmp/a b' "
+		"holds a space or a byte that is not printable ASCII, which "
+		"the protocol and the pools index cannot carry");
+	bad_config(&b, "# x\nhugetlbfs = /tmp/a\xc3\xa9\n", 2,
+		"hugetlbfs: '/tmp/a\xc3\xa9' holds a space or a byte that is "
+		"not printable ASCII, which the protocol and the pools index "
+		"cannot carry");
 	/* A NUL byte in a line: named, not taken for the line's end. */
 	{
 		static const char nul[] = "# a\nobjects\0= 5\n";
