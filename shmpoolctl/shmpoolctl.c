@@ -1289,7 +1289,35 @@ static const struct {
 
 #define VERB_NAMES	"create, destroy, list, info, ping, flush, dump or watch"
 
-/* Is --json among the options (before any "--")? */
+/* The long options that take a value, the globals' and every verb's. */
+static const char *const valued_opts[] = {
+	"cache", "count", "file", "group", "huge", "interval", "mode",
+	"object-size", "objects", "owner", "slot", "slots", "socket",
+};
+
+/* Is the word a, as getopt_long() reads it, an option whose value is
+ * the next word: -s, -f, or one of valued_opts or a start of one
+ * (getopt_long() takes those), without "=value"? */
+static int
+takes_next(const char *a)
+{
+	size_t i, len;
+
+	if (strcmp(a, "-s") == 0 || strcmp(a, "-f") == 0)
+		return 1;
+	if (strncmp(a, "--", 2) != 0 || strchr(a, '=') != NULL)
+		return 0;
+	a += 2;
+	len = strlen(a);
+	for (i = 0; len > 0 && i < sizeof(valued_opts) /
+			sizeof(valued_opts[0]); i++)
+		if (strncmp(valued_opts[i], a, len) == 0)
+			return 1;
+	return 0;
+}
+
+/* Is --json among the options (before any "--"), and not the value of
+ * one (--socket --json)? */
 static int
 wants_json(int argc, char **argv)
 {
@@ -1300,6 +1328,8 @@ wants_json(int argc, char **argv)
 			break;
 		if (strcmp(argv[i], "--json") == 0)
 			return 1;
+		if (takes_next(argv[i]))
+			i++;
 	}
 	return 0;
 }

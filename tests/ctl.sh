@@ -1021,6 +1021,16 @@ json_error "--json create (bad --huge)" 2 usage
 usage_line "--json create (bad --huge)"
 run 2 "$ctl" --json
 json_error "--json (no verb)" 2 usage
+# --json as the value of an option is that value, not --json: text.
+run 3 "$ctl" -s --json ping
+same "-s --json ping: stdout" "$(cat "$out")" ""
+grep -qF "shmpoolctl: cannot reach shmpoold at '--json'" "$err" ||
+	fail "-s --json ping: no \"cannot reach shmpoold at '--json'\" on stderr: $(cat "$err")"
+run 2 "$ctl" create x --objects 10 --object-size 64 --own --json
+same "create ... --own --json: stdout" "$(cat "$out")" ""
+grep -qxF "shmpoolctl: --owner: '--json' is not a user name or number" "$err" ||
+	fail "create ... --own --json: no \"--owner: '--json' is not a user name or number\" on stderr: $(cat "$err")"
+usage_line "create ... --own --json"
 echo "f. json: done"
 
 ###########################################################################
