@@ -1289,7 +1289,8 @@ static const struct {
 
 #define VERB_NAMES	"create, destroy, list, info, ping, flush, dump or watch"
 
-/* The long options that take a value, the globals' and every verb's. */
+/* The long options that take a value, the globals' and every verb's:
+ * keep in step with their struct option tables (required_argument). */
 static const char *const valued_opts[] = {
 	"cache", "count", "file", "group", "huge", "interval", "mode",
 	"object-size", "objects", "owner", "slot", "slots", "socket",
