@@ -766,6 +766,16 @@ jcheck "--json -f - (line 2 fails)" '[.results[].line] == [1, 2] and [.results[]
 gone() {
 	! alive "$1"
 }
+# term_ends DESC PID: SIGTERM ends the child PID within 5 s (else it is
+# killed), and it dies of it (status 143).
+term_ends() {
+	kill -TERM "$2"
+	poll 5 "$1: ended by SIGTERM" gone "$2"
+	gone "$2" || kill -KILL "$2"
+	rc=0
+	wait "$2" || rc=$?
+	same "$1, SIGTERM: the exit status" "$rc" 143
+}
 # A signal that ends a watch line ends the batch, --keep-going or not:
 # with --json, the batch's document, with that line's samples so far and
 # 128 plus the signal's number as its exit and the batch's, then the
@@ -775,12 +785,7 @@ printf 'ping\nwatch p --interval 0.05 --count 100000\ncreate ws1 --objects 64 --
 wpid=$!
 pids="$pids $wpid"
 poll 5 "--json -f, a watch line: catching SIGTERM" catches_term "$wpid"
-kill -TERM "$wpid"
-poll 5 "--json -f, a watch line: ended by SIGTERM" gone "$wpid"
-gone "$wpid" || kill -KILL "$wpid"
-rc=0
-wait "$wpid" || rc=$?
-same "--json -f, a watch line, SIGTERM: the exit status" "$rc" 143
+term_ends "--json -f, a watch line" "$wpid"
 cp "$dir/batch-w.out" "$out"
 json_one "--json -f, a watch line, SIGTERM"
 jcheck "--json -f, a watch line, SIGTERM: the lines that ran" '[.results[].line] == [1, 2] and
@@ -803,12 +808,7 @@ poll 5 "-f, a watch after a --json watch: its first table" wi_table
 same "-f, a watch after a --json watch: the signals blocked" \
 	"$(sed -n 's/^SigBlk:[[:space:]]*//p' "/proc/$wpid/status")" \
 	"$(sed -n 's/^SigBlk:[[:space:]]*//p' /proc/self/status)"
-kill -TERM "$wpid"
-poll 5 "-f, a watch after a --json watch: ended by SIGTERM" gone "$wpid"
-gone "$wpid" || kill -KILL "$wpid"
-rc=0
-wait "$wpid" || rc=$?
-same "-f, a watch after a --json watch, SIGTERM: the exit status" "$rc" 143
+term_ends "-f, a watch after a --json watch" "$wpid"
 head -n 1 "$dir/batch-wi.out" >"$out"
 json_one "-f, a --json watch line"
 jcheck "-f, a --json watch line: one sample" '.interval == 0.05 and (.samples | length) == 1 and
