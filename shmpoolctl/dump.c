@@ -948,7 +948,7 @@ enum {
 	OPT_PROMETHEUS,
 };
 
-static const struct option dump_opts[] = {
+const struct option dump_opts[] = {
 	{ "per-cache", no_argument, NULL, OPT_PER_CACHE },
 	{ "prometheus", no_argument, NULL, OPT_PROMETHEUS },
 	VERB_COMMON_OPTS,

@@ -1276,51 +1276,80 @@ pools_from_daemon(struct ctl *c, struct pool_refs *refs)
 static const struct {
 	const char *name;
 	int (*run)(struct ctl *c, int argc, char **argv);
+	const struct option *opts;
 } verbs[] = {
-	{ "create", do_create },
-	{ "destroy", do_destroy },
-	{ "list", do_list },
-	{ "info", do_info },
-	{ "ping", do_ping },
-	{ "flush", do_flush },
-	{ "dump", do_dump },
-	{ "watch", do_watch },
+	{ "create", do_create, create_opts },
+	{ "destroy", do_destroy, destroy_opts },
+	{ "list", do_list, plain_opts },
+	{ "info", do_info, plain_opts },
+	{ "ping", do_ping, plain_opts },
+	{ "flush", do_flush, flush_opts },
+	{ "dump", do_dump, dump_opts },
+	{ "watch", do_watch, watch_opts },
 };
 
 #define VERB_NAMES	"create, destroy, list, info, ping, flush, dump or watch"
 
-/* The long options that take a value, the globals' and every verb's:
- * keep in step with their struct option tables (required_argument). */
-static const char *const valued_opts[] = {
-	"cache", "count", "file", "group", "huge", "interval", "mode",
-	"object-size", "objects", "owner", "slot", "slots", "socket",
-};
-
-/* Is the word a, as getopt_long() reads it, an option whose value is
- * the next word: -s, -f, or one of valued_opts or a start of one
- * (getopt_long() takes those), without "=value"? */
-static int
-takes_next(const char *a)
+/* The options of the verb name; none for a word that is no verb. */
+static const struct option *
+verb_opts(const char *name)
 {
-	size_t i, len;
+	static const struct option none[] = { { NULL, 0, NULL, 0 } };
+	size_t i;
 
-	if (strcmp(a, "-s") == 0 || strcmp(a, "-f") == 0)
-		return 1;
-	if (strncmp(a, "--", 2) != 0 || strchr(a, '=') != NULL)
-		return 0;
-	a += 2;
-	len = strlen(a);
-	for (i = 0; len > 0 && i < sizeof(valued_opts) /
-			sizeof(valued_opts[0]); i++)
-		if (strncmp(valued_opts[i], a, len) == 0)
-			return 1;
-	return 0;
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (strcmp(name, verbs[i].name) == 0)
+			return verbs[i].opts;
+	return none;
 }
 
-/* Is --json among the options (before any "--"), and not the value of
- * one (--socket --json)? */
+/*
+ * Does the option word a take the next word as its value, as
+ * getopt_long() reads it against opts: a long option named whole, or
+ * by the one name of opts it starts, that requires a value and has no
+ * "=value"; with top (the global options, short options "s:f:hV"), a
+ * group of short options whose last is -s or -f.  An unknown or
+ * ambiguous option takes nothing: it is an error.
+ */
 static int
-wants_json(int argc, char **argv)
+takes_next(const char *a, const struct option *opts, int top)
+{
+	const struct option *o, *hit = NULL;
+	size_t len;
+	int n = 0;
+
+	if (a[0] != '-' || a[1] == '\0')
+		return 0;
+	if (a[1] != '-') {
+		/* The verbs' only short option is -h. */
+		if (!top)
+			return 0;
+		for (a++; *a != '\0'; a++)
+			if (*a == 's' || *a == 'f')
+				return a[1] == '\0';
+		return 0;
+	}
+	a += 2;
+	if (strchr(a, '=') != NULL)
+		return 0;
+	len = strlen(a);
+	for (o = opts; o->name != NULL; o++) {
+		if (strcmp(o->name, a) == 0)
+			return o->has_arg == required_argument;
+		if (strncmp(o->name, a, len) == 0) {
+			hit = o;
+			n++;
+		}
+	}
+	return n == 1 && hit->has_arg == required_argument;
+}
+
+/* Does a getopt_long() of argv against opts (top: the global options,
+ * which stop at the first word that is not one, the verb, whose own
+ * options follow) meet --json before any "--", other than as the value
+ * of another option (--socket --json)? */
+static int
+wants_json(int argc, char **argv, const struct option *opts, int top)
 {
 	int i;
 
@@ -1329,7 +1358,13 @@ wants_json(int argc, char **argv)
 			break;
 		if (strcmp(argv[i], "--json") == 0)
 			return 1;
-		if (takes_next(argv[i]))
+		if (top && (argv[i][0] != '-' || argv[i][1] == '\0')) {
+			/* The verb: its options from here on. */
+			opts = verb_opts(argv[i]);
+			top = 0;
+			continue;
+		}
+		if (takes_next(argv[i], opts, top))
 			i++;
 	}
 	return 0;
@@ -1341,7 +1376,7 @@ run_verb(struct ctl *c, int argc, char **argv)
 {
 	size_t i;
 
-	if (wants_json(argc, argv))
+	if (wants_json(argc, argv, verb_opts(argv[0]), 0))
 		c->json = 1;
 	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		if (strcmp(argv[0], verbs[i].name) == 0)
@@ -1476,9 +1511,11 @@ run_batch(struct ctl *g, const char *file, int keep_going)
 		if (status != EXIT_OK && !keep_going)
 			break;
 	}
+	/* Why getline() stopped, before anything else sets errno. */
+	err = open_err != 0 ? open_err :
+		ferror(in) ? (errno != 0 ? errno : EIO) : 0;
 	if (g->json)
 		jw_arr_close(&w);
-	err = open_err != 0 ? open_err : ferror(in) ? errno : 0;
 	if (err != 0) {
 		struct ctl c = *g;
 
@@ -1589,7 +1626,7 @@ main(int argc, char **argv)
 	if (argc < 1)
 		return usage_error(&c, usage_main, "no arguments");
 	argv[0] = progname;
-	c.json = wants_json(argc, argv);
+	c.json = wants_json(argc, argv, main_opts, 1);
 	va.argc = argc;
 	va.argv = argv;
 	opterr = 0;

@@ -242,6 +242,9 @@ int do_dump(struct ctl *c, int argc, char **argv);
 
 /* watch.c */
 int do_watch(struct ctl *c, int argc, char **argv);
+/* The options of dump and watch, for wants_json() too. */
+extern const struct option dump_opts[];
+extern const struct option watch_opts[];
 /* End the process of sig, one of the signals that end watch, caught and
  * blocked since (a batch's ctl.sig): their default actions back, and sig
  * raised. */

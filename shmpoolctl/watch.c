@@ -468,10 +468,11 @@ signals_save(const int *sigs, size_t n, struct sigaction *act,
 }
 
 /*
- * After a --json watch that ended on its own in a batch: one of the n
- * signals sigs that came in its last sample, where it was blocked, taken
- * and returned (the batch ends of it); else 0, and the signals' actions
- * and mask as signals_save() found them, for the lines after.
+ * After a --json watch that ended on its own: one of the n signals sigs
+ * that came in its last sample, where it was blocked, taken and returned
+ * (watch, or its batch, ends of it once the document is out); else 0,
+ * and the signals' actions and mask as signals_save() found them, for
+ * the lines of a batch after it.
  */
 static int
 signals_settle(const int *sigs, size_t n, const struct sigaction *act,
@@ -619,9 +620,17 @@ watch_run(struct watch *w)
 	else if (w->doc != NULL) {
 		/* Seen while waiting (tick_wait()), never in the middle of
 		 * a sample. */
+		int sigs[END_SIGNALS];
+		size_t i, n = 0;
+
+		/* But for one the process was started ignoring (nohup,
+		 * a shell's background job): it stays ignored. */
 		signals_save(end_signals, END_SIGNALS, w->saved_act,
 			&w->saved_mask);
-		signals_catch(end_signals, END_SIGNALS, &waitmask);
+		for (i = 0; i < END_SIGNALS; i++)
+			if (w->saved_act[i].sa_handler != SIG_IGN)
+				sigs[n++] = end_signals[i];
+		signals_catch(sigs, n, &waitmask);
 	}
 	ret = take_sample(w, 1);
 	if (ret != 0) {
@@ -685,7 +694,7 @@ enum {
 	OPT_COUNT,
 };
 
-static const struct option watch_opts[] = {
+const struct option watch_opts[] = {
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
 	{ "count", required_argument, NULL, OPT_COUNT },
 	VERB_COMMON_OPTS,
@@ -745,7 +754,7 @@ do_watch(struct ctl *c, int argc, char **argv)
 		jw_arr_open(&w.w, "samples");
 	}
 	ret = watch_run(&w);
-	if (w.doc != NULL && w.sig == 0 && c->where != NULL)
+	if (w.doc != NULL && w.sig == 0)
 		w.sig = signals_settle(end_signals, END_SIGNALS, w.saved_act,
 			&w.saved_mask);
 	sample_free(&w.prev);
@@ -778,6 +787,8 @@ do_watch(struct ctl *c, int argc, char **argv)
 void
 watch_die_of(int sig)
 {
-	signals_default(end_signals, END_SIGNALS);
+	/* That one alone: another that came since stays blocked, so that
+	 * the process dies of the one its document (a batch's) names. */
+	signals_default(&sig, 1);
 	raise(sig);
 }

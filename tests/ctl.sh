@@ -618,6 +618,10 @@ catches_term() {
 	[ -n "$cgt" ] && [ $((0x$cgt & 0x4000)) -ne 0 ]
 }
 poll 5 "watch --json: catching SIGTERM" catches_term "$wpid_watch"
+# Started with &, it was started ignoring SIGINT (and SIGQUIT): it
+# leaves them so.
+same "watch --json, started with &: SIGINT and SIGQUIT still ignored" \
+	$(($(printf '0x%s' "$(sed -n 's/^SigIgn:[[:space:]]*//p' "/proc/$wpid_watch/status")") & 0x6)) 6
 kill -TERM "$wpid_watch"
 rc=0
 wait "$wpid_watch" || rc=$?
@@ -872,10 +876,12 @@ usage_line "shmpoolctl (no verb)"
 run 2 "$ctl" --json
 usage_line "shmpoolctl --json (no verb)"
 # A uid or gid with leading zeros is the number, as shmpoold reads it
-# (up to 20 digits).
-run 0 "$ctl" create zo --objects 64 --object-size 64 --owner 00000000001 --group 0000000000000000002
-same "--owner 00000000001 --group 0000000000000000002: the segment's owner" \
-	"$(stat -c %u:%g "$dir/shmpool.zo")" 1:2
+# (up to 20 digits): ours, which the daemon (ours too) lets anyone give.
+zuid=$(printf '%011d' "$(id -u)")
+zgid=$(printf '%019d' "$(id -g)")
+run 0 "$ctl" create zo --objects 64 --object-size 64 --owner "$zuid" --group "$zgid"
+same "--owner $zuid --group $zgid: the segment's owner" \
+	"$(stat -c %u:%g "$dir/shmpool.zo")" "$(id -u):$(id -g)"
 run 0 "$ctl" destroy zo
 echo "d. usage errors: done"
 
@@ -1031,6 +1037,14 @@ same "create ... --own --json: stdout" "$(cat "$out")" ""
 grep -qxF "shmpoolctl: --owner: '--json' is not a user name or number" "$err" ||
 	fail "create ... --own --json: no \"--owner: '--json' is not a user name or number\" on stderr: $(cat "$err")"
 usage_line "create ... --own --json"
+# As getopt_long() reads them: an ambiguous start of two names (--obj:
+# --objects, --object-size) or one of a name that takes no value (--h,
+# --help, before the verb) takes no value, and --json after it counts.
+run 2 "$ctl" create x --obj --json
+json_error "create x --obj --json" 2 usage
+run 0 "$ctl" --h --json
+json_one "--h --json"
+jcheck "--h --json" '.usage | startswith("usage: shmpoolctl")'
 echo "f. json: done"
 
 ###########################################################################
