@@ -573,18 +573,22 @@ main(int argc, char **argv)
 	}
 
 	mkdir_parent(denv.socket);
-	if (lock_socket(&lockfd, err, sizeof(err)) < 0 ||
-	    server_start(denv.socket, err, sizeof(err)) < 0) {
+	if (lock_socket(&lockfd, err, sizeof(err)) < 0) {
 		fprintf(stderr, "shmpoold: %s\n", err);
 		return 1;
 	}
 	snprintf(lockpath, sizeof(lockpath), "%s.lock", denv.socket);
+	if (server_start(denv.socket, err, sizeof(err)) < 0) {
+		fprintf(stderr, "shmpoold: %s\n", err);
+		unlink(lockpath);
+		return 1;
+	}
 	if (!foreground) {
 		openlog("shmpoold", LOG_PID, LOG_DAEMON);
 		use_syslog = 1;
 	}
-	pools_adopt();
-	config_pools(&conf, NULL);
+	/* Before the config's pools: a start that fails here has created
+	 * none. */
 	if (pidfile != NULL) {
 		FILE *f;
 
@@ -601,6 +605,8 @@ main(int argc, char **argv)
 			return 1;
 		}
 	}
+	pools_adopt();
+	config_pools(&conf, NULL);
 	log_msg(LOG_INFO, "serving %s (hugetlbfs %s, shm %s)", denv.socket,
 		denv.hugetlbfs[0] != '\0' ? denv.hugetlbfs : "none",
 		denv.shm_dir);

@@ -980,6 +980,7 @@ int
 pool_destroy(struct pool *p, int force, char *err, size_t errsz)
 {
 	unsigned int live = pool_live_slots(p);
+	struct stat at, seg;
 
 	if (live > 0 && !force) {
 		snprintf(err, errsz, "pool '%s' is in use: %u cache slot%s "
@@ -988,7 +989,13 @@ pool_destroy(struct pool *p, int force, char *err, size_t errsz)
 			live == 1 ? "" : "s");
 		return -EBUSY;
 	}
-	if (unlink(p->path) < 0 && errno != ENOENT) {
+	/* The segment, not whatever file now has its name (the segment
+	 * moved, another file put there): that one stays. */
+	if (lstat(p->path, &at) == 0 && fstat(p->fd, &seg) == 0 &&
+	    (at.st_dev != seg.st_dev || at.st_ino != seg.st_ino))
+		log_msg(LOG_WARNING, "pool '%s': %s is no longer its segment "
+			"file: left as it is", p->name, p->path);
+	else if (unlink(p->path) < 0 && errno != ENOENT) {
 		snprintf(err, errsz, "pool '%s': cannot remove %s: %s",
 			p->name, p->path, strerror(errno));
 		return -EIO;

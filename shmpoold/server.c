@@ -149,6 +149,7 @@ int
 server_start(const char *path, char *err, size_t errsz)
 {
 	struct sockaddr_un sun;
+	struct stat st;
 	int fd;
 
 	memset(&sun, 0, sizeof(sun));
@@ -165,7 +166,14 @@ server_start(const char *path, char *err, size_t errsz)
 		return -1;
 	}
 	/* The caller holds the lock: a socket file here is a dead
-	 * daemon's. */
+	 * daemon's, and goes.  Any other file is not the daemon's to
+	 * remove: bind() then fails on it. */
+	if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+		snprintf(err, errsz, "cannot listen on %s: a file that is not "
+			"a socket is there", path);
+		close(fd);
+		return -1;
+	}
 	unlink(path);
 	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
 	    chmod(path, 0666) < 0 || listen(fd, 64) < 0) {

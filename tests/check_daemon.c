@@ -3671,6 +3671,46 @@ START_TEST(test_second_daemon)
 			ck_assert(!exists(pid));
 		}
 	}
+	/* A file that is not a socket at the socket's path stays, and the
+	 * daemon does not start (nor leaves its lock file). */
+	{
+		char file[340], lock[360];
+		const char *args[] = {
+			"-f", "--socket", file, "--shm-dir", d2.dir,
+			"--hugetlbfs", "none", "--config", d2.conf, NULL
+		};
+		char want[512];
+
+		snprintf(file, sizeof(file), "%s/notes.txt", d2.dir);
+		snprintf(lock, sizeof(lock), "%s.lock", file);
+		write_file(file, "data\n");
+		err = start_fails(d2.err, args, 1);
+		snprintf(want, sizeof(want), "shmpoold: cannot listen on %s: "
+			"a file that is not a socket is there\n", file);
+		ck_assert_str_eq(err, want);
+		ck_assert_str_eq(slurp(file), "data\n");
+		ck_assert(!exists(lock));
+		ck_assert_int_eq(unlink(file), 0);
+	}
+	/* A pidfile that cannot be written stops the start before the
+	 * config's pools are made. */
+	{
+		char conf[340], seg[340];
+		const char *args[] = {
+			"-f", "--socket", d2.sock, "--shm-dir", d2.dir,
+			"--hugetlbfs", "none", "--config", conf,
+			"--pidfile", "/proc/shmpool-test.pid", NULL
+		};
+
+		snprintf(conf, sizeof(conf), "%s/pools.conf", d2.dir);
+		snprintf(seg, sizeof(seg), "%s/shmpool.pf", d2.dir);
+		write_file(conf, "[pool pf]\nobjects = 8\nobject-size = 8\n");
+		err = start_fails(d2.err, args, 1);
+		ck_assert_msg(strstr(err, "shmpoold: cannot write "
+			"/proc/shmpool-test.pid: ") == err, "stderr '%s'", err);
+		ck_assert(!exists(seg));
+		ck_assert_int_eq(unlink(conf), 0);
+	}
 	ck_assert(!exists(d2.sock));
 	tu_rm_tree(d2.dir);
 	check_alive(&d, "failed starts");
@@ -3748,6 +3788,27 @@ START_TEST(test_destroy)
 	ck_assert_kv_u(ask(&d, "info name=d"), "slots-in-use", 0);
 	ck_assert_str_eq(ask(&d, "destroy name=d"), "shmpool/1 ok name=d");
 	ck_assert(!exists(path));
+
+	/* A segment moved away and another file put under its name: the
+	 * pool goes, and so does nothing else (neither file is the
+	 * daemon's to remove any more). */
+	{
+		char moved[340];
+
+		snprintf(moved, sizeof(moved), "%s/moved.d", d.dir);
+		ck_assert_prefix(ask(&d, "create name=d objects=100 "
+			"object-size=64"), "shmpool/1 ok name=d ");
+		ck_assert_int_eq(rename(path, moved), 0);
+		write_file(path, "not a segment\n");
+		ck_assert_str_eq(ask(&d, "destroy name=d"),
+			"shmpool/1 ok name=d");
+		check_error(ask(&d, "info name=d"), "ENOENT",
+			"info after destroy of a moved segment");
+		ck_assert(exists(path));
+		ck_assert(exists(moved));
+		ck_assert_int_eq(unlink(path), 0);
+		ck_assert_int_eq(unlink(moved), 0);
+	}
 	d_finish(&d);
 }
 END_TEST
