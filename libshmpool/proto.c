@@ -29,6 +29,7 @@ proto_parse(char *buf, size_t len, struct proto_msg *msg,
 		char *err, size_t errsz, const char **bad_key)
 {
 	char *p, *end, *tok, *eol, *ver;
+	unsigned int npairs = 0;
 	size_t i;
 
 	memset(msg, 0, sizeof(*msg));
@@ -136,22 +137,28 @@ proto_parse(char *buf, size_t len, struct proto_msg *msg,
 			return -EPROTO;
 		}
 		*eq = '\0';
-		for (k = 0; k < msg->nkv; k++) {
-			if (strcmp(msg->kv[k].key, tok) == 0) {
-				*bad_key = tok;
-				snprintf(err, errsz, "key '%.64s' is given "
-					"twice", tok);
-				return -EINVAL;
-			}
-		}
-		if (msg->nkv == PROTO_KEYS_MAX) {
+		if (++npairs > PROTO_KEYS_MAX) {
 			snprintf(err, errsz, "malformed request: more than %d "
 				"keys", PROTO_KEYS_MAX);
 			return -EPROTO;
 		}
+		for (k = 0; k < msg->nkv; k++)
+			if (strcmp(msg->kv[k].key, tok) == 0)
+				break;
+		/* A key given twice is named once the whole line has
+		 * parsed: a malformed one is that first. */
+		if (k < msg->nkv) {
+			if (*bad_key == NULL)
+				*bad_key = msg->kv[k].key;
+			continue;
+		}
 		msg->kv[msg->nkv].key = tok;
 		msg->kv[msg->nkv].value = eq + 1;
 		msg->nkv++;
+	}
+	if (*bad_key != NULL) {
+		snprintf(err, errsz, "key '%.64s' is given twice", *bad_key);
+		return -EINVAL;
 	}
 	return 0;
 }

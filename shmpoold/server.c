@@ -705,19 +705,19 @@ handle(struct client *c, char *buf, size_t len, struct reply *r)
 	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		if (strcmp(verbs[i].name, m.verb) == 0)
 			v = &verbs[i];
+	if (m.rest != NULL) {
+		reply_err(r, EPROTO, NULL, NULL,
+			"malformed request: more than one line");
+		return;
+	}
 	if (ret == -EINVAL) {
-		/* A key given twice (the parse stopped there, the verb
+		/* A key given twice (the line parsed whole, the verb
 		 * read): one who may not use the verb is told that first,
 		 * as for any other fault of its keys. */
 		if (v != NULL && v->managed != NULL &&
 		    deny_unless_manager(c, r, v->managed))
 			return;
 		reply_err(r, EINVAL, bad, proto_get(&m, bad), text);
-		return;
-	}
-	if (m.rest != NULL) {
-		reply_err(r, EPROTO, NULL, NULL,
-			"malformed request: more than one line");
 		return;
 	}
 	if (v == NULL) {

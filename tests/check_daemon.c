@@ -2626,6 +2626,23 @@ START_TEST(test_bad_requests)
 	check_error(ask_raw(&d, "shmpool/1", 9), "EPROTO", "no verb");
 	check_alive(&d, "non-protocol text");
 
+	/* A key given twice in a request that is malformed besides: the
+	 * malformed request is the answer. */
+	check_error(ask_raw(&d, "shmpool/1 info name=a name=a\nextra", 34),
+		"EPROTO", "a key twice, and a second line");
+	check_error(ask(&d, "info name=a name=a bad"), "EPROTO",
+		"a key twice, and a token without =");
+	{
+		char many[1024];
+		int k, n = snprintf(many, sizeof(many), "info name=a name=a");
+
+		for (k = 0; k < 31; k++)
+			n += snprintf(many + n, sizeof(many) - (size_t)n,
+				" k%d=1", k);
+		check_error(ask(&d, "%s", many), "EPROTO",
+			"a key twice, and 33 keys");
+	}
+
 	/* 4096 bytes is the largest request; one more is too many. */
 	memset(big, ' ', sizeof(big));
 	memcpy(big, "shmpool/1 ping", 14);
