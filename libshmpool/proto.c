@@ -134,12 +134,14 @@ proto_parse(char *buf, size_t len, struct proto_msg *msg,
 		    strchr(eq + 1, '=') != NULL) {
 			snprintf(err, errsz, "malformed request: '%.64s' is "
 				"not key=value", tok);
+			*bad_key = NULL;
 			return -EPROTO;
 		}
 		*eq = '\0';
 		if (++npairs > PROTO_KEYS_MAX) {
 			snprintf(err, errsz, "malformed request: more than %d "
 				"keys", PROTO_KEYS_MAX);
+			*bad_key = NULL;
 			return -EPROTO;
 		}
 		for (k = 0; k < msg->nkv; k++)

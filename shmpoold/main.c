@@ -314,6 +314,8 @@ lock_socket(int *lockfd, char *err, size_t errsz)
 	if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t)n, 0) != n) {
 		snprintf(err, errsz, "cannot write %s: %s", path,
 			strerror(errno));
+		/* Locked: the file is ours to remove. */
+		unlink(path);
 		close(fd);
 		return -1;
 	}
@@ -600,6 +602,9 @@ main(int argc, char **argv)
 		    fclose(f) != 0) {
 			fprintf(stderr, "shmpoold: cannot write %s: %s\n",
 				pidfile, strerror(errno));
+			/* Made, but not whole. */
+			if (f != NULL)
+				unlink(pidfile);
 			server_stop(denv.socket);
 			unlink(lockpath);
 			return 1;

@@ -175,20 +175,29 @@ server_start(const char *path, char *err, size_t errsz)
 		return -1;
 	}
 	unlink(path);
-	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
-	    chmod(path, 0666) < 0 || listen(fd, 64) < 0) {
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
 		snprintf(err, errsz, "cannot listen on %s: %s", path,
 			strerror(errno));
 		close(fd);
 		return -1;
 	}
+	/* Bound: the socket file is ours, and goes if the rest fails. */
+	if (chmod(path, 0666) < 0 || listen(fd, 64) < 0) {
+		snprintf(err, errsz, "cannot listen on %s: %s", path,
+			strerror(errno));
+		goto fail;
+	}
 	listen_tag.fd = fd;
 	if (ev_add(&listen_tag) < 0) {
 		snprintf(err, errsz, "epoll_ctl: %s", strerror(errno));
-		close(fd);
-		return -1;
+		listen_tag.fd = -1;
+		goto fail;
 	}
 	return 0;
+fail:
+	close(fd);
+	unlink(path);
+	return -1;
 }
 
 void

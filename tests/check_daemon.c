@@ -2641,6 +2641,14 @@ START_TEST(test_bad_requests)
 				" k%d=1", k);
 		check_error(ask(&d, "%s", many), "EPROTO",
 			"a key twice, and 33 keys");
+		/* 32, one of them twice, is the key given twice, named
+		 * with its first value. */
+		n = snprintf(many, sizeof(many), "info name=a name=b");
+		for (k = 0; k < 30; k++)
+			n += snprintf(many + n, sizeof(many) - (size_t)n,
+				" k%d=1", k);
+		ck_assert_str_eq(ask(&d, "%s", many), "shmpool/1 error EINVAL "
+			"field=name value=a msg=key 'name' is given twice");
 	}
 
 	/* 4096 bytes is the largest request; one more is too many. */
@@ -3707,6 +3715,18 @@ START_TEST(test_second_daemon)
 		ck_assert_str_eq(err, want);
 		ck_assert_str_eq(slurp(file), "data\n");
 		ck_assert(!exists(lock));
+		/* A symbolic link there too, even to a socket's path. */
+		ck_assert_int_eq(unlink(file), 0);
+		ck_assert_int_eq(symlink(d.sock, file), 0);
+		err = start_fails(d2.err, args, 1);
+		ck_assert_str_eq(err, want);
+		ck_assert(!exists(lock));
+		{
+			struct stat st;
+
+			ck_assert_int_eq(lstat(file, &st), 0);
+			ck_assert(S_ISLNK(st.st_mode));
+		}
 		ck_assert_int_eq(unlink(file), 0);
 	}
 	/* A pidfile that cannot be written stops the start before the
@@ -3725,6 +3745,8 @@ START_TEST(test_second_daemon)
 		err = start_fails(d2.err, args, 1);
 		ck_assert_msg(strstr(err, "shmpoold: cannot write "
 			"/proc/shmpool-test.pid: ") == err, "stderr '%s'", err);
+		ck_assert(!exists(seg));
+		snprintf(seg, sizeof(seg), "%s.lock", d2.sock);
 		ck_assert(!exists(seg));
 		ck_assert_int_eq(unlink(conf), 0);
 	}
