@@ -31,6 +31,10 @@ SCRIPT
 cat >"$dir/build/bench/shmpool-perf" <<'SCRIPT'
 #!/bin/sh
 echo "$*" >"$(dirname "$0")/args"
+# Options that pick no case: shmpool-perf's usage error.
+case "$*" in *"--get-bulk 3 "*) echo "shmpool-perf: no case" >&2; exit 2 ;; esac
+# A run that fails.
+case "$*" in *"--get-bulk 5 "*) echo "shmpool-perf: failed" >&2; exit 1 ;; esac
 echo "shmpool-perf: pool /dev/shm/x: 1024 objects of 2048 bytes" >&2
 case "$*" in
 *"--seconds 0.5 "*) echo "  worker 0: 1000000000 objects in 500000000 ns on CPU 0" >&2 ;;
@@ -56,14 +60,17 @@ args="--cache 512 --get-bulk 1 --workers 1 --repeat 1 --seconds 1 --verbose"
 out=$("$src/bench/instr-cost" --build "$dir/build" --seconds 0.5 --cache 512)
 case $out in *" instr_per_obj=5.00") ;; *) echo "--seconds 0.5: '$out'"; exit 1 ;; esac
 
-# Options that pick more than one case, and a bad --seconds, are usage
-# errors.
-for bad in "--get-bulk 1,4" "--seconds x"; do
+# Options that pick more than one case or none (shmpool-perf's status
+# 2), and a bad --seconds, are usage errors; a run that fails is 1.
+for bad in "--get-bulk 1,4" "--get-bulk 3" "--seconds x"; do
 	rc=0
 	# shellcheck disable=SC2086
 	"$src/bench/instr-cost" --build "$dir/build" $bad >/dev/null 2>&1 || rc=$?
 	[ "$rc" -eq 2 ] || { echo "$bad: exit $rc, not 2"; exit 1; }
 done
+rc=0
+"$src/bench/instr-cost" --build "$dir/build" --get-bulk 5 >/dev/null 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || { echo "a failed run: exit $rc, not 1"; exit 1; }
 # And a bad --seconds says the usage.
 "$src/bench/instr-cost" --seconds x 2>&1 >/dev/null |
 	grep -qxF "usage: bench/instr-cost [--build DIR] [--seconds S] [shmpool-perf options]" ||

@@ -16,6 +16,8 @@ mkdir -p "$dir/build/bench" "$dir/a" "$dir/b" "$dir/none"
 # (two with --get-bulk 1,4); the folder's name and the options, in a log.
 cat >"$dir/build/bench/shmpool-perf" <<'SCRIPT'
 #!/bin/sh
+# Options that pick no case: shmpool-perf's usage error.
+case "$*" in *"--get-bulk 3"*) echo "shmpool-perf: no case" >&2; exit 2 ;; esac
 lib=${LD_LIBRARY_PATH%%:*}
 n=$(($(cat "$lib/used" 2>/dev/null || echo 0) + 1))
 echo $n >"$lib/used"
@@ -46,10 +48,12 @@ want="turns=1 median=1.100 q1=1.100 q3=1.100 mean_a=100.0 mean_b=110.0"
 [ "$out" = "$want" ] || { echo "one turn: got '$out', not '$want'"; exit 1; }
 
 # Usage errors (2): a bad --turns, a missing library folder, options
-# that pick more than one case; a folder without the library is 1.
+# that pick more than one case or none; a folder without the library
+# is 1.
 for bad in "--turns 0 $dir/a $dir/b" "--turns x $dir/a $dir/b" \
 		"--turns 04 $dir/a $dir/b" "$dir/a" \
-		"--turns 1 $dir/a $dir/b --get-bulk 1,4"; do
+		"--turns 1 $dir/a $dir/b --get-bulk 1,4" \
+		"--turns 1 $dir/a $dir/b --get-bulk 3"; do
 	rc=0
 	# shellcheck disable=SC2086
 	"$src/bench/lib-turns" --build "$dir/build" $bad >/dev/null 2>&1 || rc=$?

@@ -88,7 +88,7 @@ printf '%s\n' "shmpool-perf: a usage error" \
 for v in --vs-dpdk --vs; do
 	rm -f "$dir/on/count" "$dir/off/count"
 	fails 2 --on "$dir/on" --off "$dir/off" $v
-	printf '%s\n' "stats-cost: --vs-dpdk: the build without stats has no DPDK, and DPDK's rate owes nothing to shmpool's counters" \
+	printf '%s\n' "stats-cost: --vs-dpdk: the build without stats is made without DPDK, and DPDK's rate owes nothing to shmpool's counters" \
 		"usage: bench/stats-cost [--repeat R] [--on DIR] [--off DIR] [shmpool-perf options]" |
 		diff - "$dir/err"
 	[ ! -e "$dir/on/count" ] && [ ! -e "$dir/off/count" ]
