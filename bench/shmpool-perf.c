@@ -256,7 +256,7 @@ static int
 pool_make(void)
 {
 	struct shmpool_params params;
-	struct shmpool_attach_opts opts = { NULL };
+	struct shmpool_attach_opts opts = { 0 };
 
 	memset(&params, 0, sizeof(params));
 	params.obj_count = setup.obj_count;

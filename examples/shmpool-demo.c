@@ -124,7 +124,7 @@ main(int argc, char **argv)
 	struct shmpool_stats st;
 	struct shmpool_info info;
 	struct shmpool *pool;
-	struct shmpool_attach_opts opts = { NULL };
+	struct shmpool_attach_opts opts = { 0 };
 	const char *pool_name = NULL;
 	char name[SHMPOOL_NAME_MAX + 1], path[128];
 	double seconds = 1.0;

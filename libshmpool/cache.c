@@ -8,6 +8,14 @@
 /* This file defines the exported twins of the inline calls. */
 #define SHMPOOL_NO_INLINE
 
+/* No clone of the function that drops an argument (gcc; clang makes
+ * none such, and knows no noclone). */
+#if defined(__clang__)
+#define NOCLONE
+#else
+#define NOCLONE	__attribute__((noclone))
+#endif
+
 #include <errno.h>
 #include <linux/membarrier.h>
 #include <sched.h>
@@ -962,7 +970,7 @@ get_idle_in(struct pool_handle *h, void **objs, unsigned int n,
  * always within the array (ring_short()).  It takes the caller's n, 1,
  * so that its arguments are where the caller has them: the jump to it
  * moves none (and no clone of it drops n). */
-static int __attribute__((noinline, noclone))
+static int __attribute__((noinline)) NOCLONE
 get_idle_one(struct pool_handle *h, void **objs, unsigned int n,
 		struct shmpool_cache *cache)
 {
@@ -1125,7 +1133,7 @@ put_idle_in(struct pool_handle *h, void * const *objs, unsigned int n,
 /* A put of one object: in a function of its own, where it needs no
  * register saved (a put of several, one); n is 1, as for
  * get_idle_one(). */
-static int __attribute__((noinline, noclone))
+static int __attribute__((noinline)) NOCLONE
 put_idle_one(struct pool_handle *h, void * const *objs, unsigned int n,
 		struct shmpool_cache *cache)
 {

@@ -533,7 +533,7 @@ COPY_RESOLVER int copy_cpu_has_avx2(void);
 /* The resolver name##_resolve() of an ifunc: name##_avx2 where the CPU
  * runs it, else name##_base, both of type type. */
 #define COPY_IFUNC_RESOLVE(name, type)					\
-static COPY_RESOLVER type *						\
+static COPY_RESOLVER __attribute__((used)) type *			\
 name##_resolve(void)							\
 {									\
 	return copy_cpu_has_avx2() ? name##_avx2 : name##_base;		\
@@ -632,7 +632,11 @@ ring_copy_out_pairs(const uint64_t *restrict e, uint32_t seq,
 	/* The high halves of both, the sequences' differences, side by
 	 * side in one 64-bit word: one shuffle, where moving each half out
 	 * takes two moves, an or and a shift. */
+#if defined(__clang__)
+	hi = __builtin_shufflevector((v4u32)bad, (v4u32)bad, 1, 3, 1, 3);
+#else
 	hi = __builtin_shuffle((v4u32)bad, (v4u32){ 1, 3, 1, 3 });
+#endif
 	return ((shmpool_v2_)hi)[0];
 }
 #else

@@ -416,7 +416,7 @@ main(int argc, char **argv)
 	 * returns (the parent of a daemon that forks, a start that fails),
 	 * as the leak checker of the sanitizer builds sees it. */
 	static struct config conf;
-	struct opts o = { NULL };
+	struct opts o = { 0 };
 	const char *pidfile = NULL;
 	/* The pidfile's own copy: a reload replaces conf, and the file to
 	 * remove at the end is the one written at the start. */
