@@ -130,8 +130,7 @@ proto_parse(char *buf, size_t len, struct proto_msg *msg,
 		if (*p != '\0')
 			*p++ = '\0';
 		eq = strchr(tok, '=');
-		if (eq == NULL || eq == tok || eq[1] == '\0' ||
-		    strchr(eq + 1, '=') != NULL) {
+		if (eq == NULL || eq == tok || !proto_value_ok(eq + 1)) {
 			snprintf(err, errsz, "malformed request: '%.64s' is "
 				"not key=value", tok);
 			*bad_key = NULL;
@@ -163,6 +162,18 @@ proto_parse(char *buf, size_t len, struct proto_msg *msg,
 		return -EINVAL;
 	}
 	return 0;
+}
+
+int
+proto_value_ok(const char *s)
+{
+	if (*s == '\0')
+		return 0;
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x21 || (unsigned char)*s > 0x7e ||
+		    *s == '=')
+			return 0;
+	return 1;
 }
 
 const char *

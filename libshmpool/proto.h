@@ -59,6 +59,11 @@ int proto_parse(char *buf, size_t len, struct proto_msg *msg,
 /* The value of key, or NULL. */
 const char *proto_get(const struct proto_msg *msg, const char *key);
 
+/* Whether s can be a value of the protocol's (KCHAR in
+ * shmpool-protocol(7)): one or more bytes of printable ASCII, no space,
+ * no '='. */
+int proto_value_ok(const char *s);
+
 /* Parse a decimal unsigned number in [min, max]; 0 or -EINVAL. */
 int proto_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 

@@ -1273,7 +1273,7 @@ pools_from_daemon(struct ctl *c, struct pool_refs *refs)
 	return 0;
 }
 
-static const struct {
+static const struct verb {
 	const char *name;
 	int (*run)(struct ctl *c, int argc, char **argv);
 	const struct option *opts;
@@ -1290,17 +1290,25 @@ static const struct {
 
 #define VERB_NAMES	"create, destroy, list, info, ping, flush, dump or watch"
 
-/* The options of the verb name; none for a word that is no verb. */
-static const struct option *
-verb_opts(const char *name)
+/* The verb name, or NULL. */
+static const struct verb *
+verb_find(const char *name)
 {
-	static const struct option none[] = { { NULL, 0, NULL, 0 } };
 	size_t i;
 
 	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		if (strcmp(name, verbs[i].name) == 0)
-			return verbs[i].opts;
-	return none;
+			return &verbs[i];
+	return NULL;
+}
+
+/* The options of the verb v; none for NULL, a word that is no verb. */
+static const struct option *
+verb_opts(const struct verb *v)
+{
+	static const struct option none[] = { { NULL, 0, NULL, 0 } };
+
+	return v != NULL ? v->opts : none;
 }
 
 /*
@@ -1360,7 +1368,7 @@ wants_json(int argc, char **argv, const struct option *opts, int top)
 			return 1;
 		if (top && (argv[i][0] != '-' || argv[i][1] == '\0')) {
 			/* The verb: its options from here on. */
-			opts = verb_opts(argv[i]);
+			opts = verb_opts(verb_find(argv[i]));
 			top = 0;
 			continue;
 		}
@@ -1374,13 +1382,12 @@ wants_json(int argc, char **argv, const struct option *opts, int top)
 static int
 run_verb(struct ctl *c, int argc, char **argv)
 {
-	size_t i;
+	const struct verb *v = verb_find(argv[0]);
 
-	if (wants_json(argc, argv, verb_opts(argv[0]), 0))
+	if (wants_json(argc, argv, verb_opts(v), 0))
 		c->json = 1;
-	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
-		if (strcmp(argv[0], verbs[i].name) == 0)
-			return verbs[i].run(c, argc, argv);
+	if (v != NULL)
+		return v->run(c, argc, argv);
 	if (c->where != NULL && argv[0][0] == '-')
 		return usage_error(c, usage_main, "a batch line starts with a "
 			"verb (" VERB_NAMES "), not the option '%s'",

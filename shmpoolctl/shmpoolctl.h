@@ -246,8 +246,8 @@ int do_watch(struct ctl *c, int argc, char **argv);
 extern const struct option dump_opts[];
 extern const struct option watch_opts[];
 /* End the process of sig, one of the signals that end watch, caught and
- * blocked since (a batch's ctl.sig): their default actions back, and sig
- * raised. */
+ * blocked since (a batch's ctl.sig): its default action back, it alone
+ * unblocked, and raised. */
 void watch_die_of(int sig);
 
 #endif /* SHMPOOLCTL_H */

@@ -64,6 +64,11 @@ struct sample {
 	size_t nerr;
 };
 
+/* The signals that end watch; with --json they end it with the document
+ * of the samples so far (then of the signal). */
+static const int end_signals[] = { SIGINT, SIGTERM, SIGQUIT, SIGHUP };
+#define END_SIGNALS	(sizeof(end_signals) / sizeof(end_signals[0]))
+
 struct watch {
 	struct ctl *c;
 	const char *name;
@@ -75,7 +80,7 @@ struct watch {
 	int sig;			/* --json: the signal that ended it */
 	/* --json: the actions and mask that the signals it catches had
 	 * before (end_signals' order). */
-	struct sigaction saved_act[4];
+	struct sigaction saved_act[END_SIGNALS];
 	sigset_t saved_mask;
 	struct sample prev, cur;
 	FILE *doc;			/* --json: the samples so far */
@@ -597,13 +602,6 @@ next_tick(int64_t *deadline, int64_t start, int64_t interval)
 		*deadline = start + ((now - start) / interval + 1) * interval;
 }
 
-/* The signals that end watch; with --json they end it with the document
- * of the samples so far (then of the signal). */
-static const int end_signals[] = { SIGINT, SIGTERM, SIGQUIT, SIGHUP };
-#define END_SIGNALS	(sizeof(end_signals) / sizeof(end_signals[0]))
-_Static_assert(END_SIGNALS == sizeof(((struct watch *)0)->saved_act) /
-	sizeof(((struct watch *)0)->saved_act[0]),
-	"struct watch saves the actions of every signal that ends watch");
 
 static int
 watch_run(struct watch *w)

@@ -242,15 +242,6 @@ trim(char *s)
 	return s;
 }
 
-int
-dir_carried(const char *s)
-{
-	for (; *s != '\0'; s++)
-		if ((unsigned char)*s < 0x21 || (unsigned char)*s > 0x7e)
-			return 0;
-	return 1;
-}
-
 static int
 set_path(char *dst, size_t dstsz, const char *value, const char *key,
 		char *err, size_t errsz)
@@ -267,7 +258,7 @@ set_path(char *dst, size_t dstsz, const char *value, const char *key,
 	}
 	/* The folders of the segments, whose paths go to clients. */
 	if ((strcmp(key, "hugetlbfs") == 0 || strcmp(key, "shm-dir") == 0) &&
-	    !dir_carried(value)) {
+	    !proto_value_ok(value)) {
 		snprintf(err, errsz, "%s: '%.64s' " DIR_NOT_CARRIED, key,
 			value);
 		return -1;

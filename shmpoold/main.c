@@ -96,7 +96,7 @@ find_hugetlbfs(char *dir, size_t dirsz)
 			*d = '\0';
 			/* One whose path a client could not be told is
 			 * passed over. */
-			if (strlen(mnt) < dirsz && dir_carried(mnt)) {
+			if (strlen(mnt) < dirsz && proto_value_ok(mnt)) {
 				memcpy(dir, mnt, strlen(mnt) + 1);
 				break;
 			}
@@ -173,7 +173,7 @@ settle(const struct opts *o, const struct config *c, char *err, size_t errsz)
 			return -1;
 		}
 		/* The config's was tested as it was read. */
-		if (!dir_carried(h)) {
+		if (!proto_value_ok(h)) {
 			snprintf(err, errsz, "--hugetlbfs '%.256s': "
 				DIR_NOT_CARRIED, h);
 			return -1;
@@ -187,7 +187,7 @@ settle(const struct opts *o, const struct config *c, char *err, size_t errsz)
 			DIR_MAX - 1);
 		return -1;
 	}
-	if (!dir_carried(s)) {
+	if (!proto_value_ok(s)) {
 		snprintf(err, errsz, "--shm-dir '%.256s': " DIR_NOT_CARRIED, s);
 		return -1;
 	}

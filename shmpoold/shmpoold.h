@@ -75,11 +75,10 @@ void config_free(struct config *c);
 /* Move src's contents into dst (whose own are freed first by the caller). */
 void config_move(struct config *dst, struct config *src);
 int parse_group(const char *s, gid_t *gid);
-/* Whether a folder's path goes whole into the protocol's values and the
- * pools index (a segment's path= there): printable ASCII, no space. */
-int dir_carried(const char *s);
-#define DIR_NOT_CARRIED	"holds a space or a byte that is not printable " \
-	"ASCII, which the protocol and the pools index cannot carry"
+/* Why a folder whose path is no protocol value (proto_value_ok()) is
+ * refused: a segment's path goes to clients as path=. */
+#define DIR_NOT_CARRIED	"holds a space, an '=' or a byte that is not " \
+	"printable ASCII, which the protocol cannot carry"
 
 /* What the daemon runs with, options and config merged. */
 struct daemon_env {

@@ -3646,9 +3646,8 @@ START_TEST(test_second_daemon)
 		ck_assert_int_eq(mkdir(spaced, 0755), 0);
 		err = start_fails(d2.err, args, 1);
 		snprintf(want, sizeof(want), "shmpoold: --shm-dir '%s': holds "
-			"a space or a byte that is not printable ASCII, which "
-			"the protocol and the pools index cannot carry\n",
-			spaced);
+			"a space, an '=' or a byte that is not printable "
+			"ASCII, which the protocol cannot carry\n", spaced);
 		ck_assert_str_eq(err, want);
 	}
 	{
@@ -3974,12 +3973,15 @@ START_TEST(test_config)
 	}
 	/* And folders whose paths a reply could not carry. */
 	bad_config(&b, "shm-dir = /tmp/a b\n", 1, "shm-dir: '/tmp/a b' "
-		"holds a space or a byte that is not printable ASCII, which "
-		"the protocol and the pools index cannot carry");
+		"holds a space, an '=' or a byte that is not printable ASCII, "
+		"which the protocol cannot carry");
+	bad_config(&b, "shm-dir = /tmp/a=b\n", 1, "shm-dir: '/tmp/a=b' "
+		"holds a space, an '=' or a byte that is not printable ASCII, "
+		"which the protocol cannot carry");
 	bad_config(&b, "# x\nhugetlbfs = /tmp/a\xc3\xa9\n", 2,
-		"hugetlbfs: '/tmp/a\xc3\xa9' holds a space or a byte that is "
-		"not printable ASCII, which the protocol and the pools index "
-		"cannot carry");
+		"hugetlbfs: '/tmp/a\xc3\xa9' holds a space, an '=' or a byte "
+		"that is not printable ASCII, which the protocol cannot "
+		"carry");
 	/* A NUL byte in a line: named, not taken for the line's end. */
 	{
 		static const char nul[] = "# a\nobjects\0= 5\n";

@@ -189,10 +189,10 @@ wide_b2(unsigned int turn)
  * Bulks of 64-bit elements, pointers and offsets, of RING_WIDE_MIN and
  * more (the copies built for the CPU's widest vectors, ring_fill_wide()
  * and ring_copy_out_wide()), of every size from RING_WIDE_MIN - 1 (the
- * largest short one) to 49 (a write's or
- * read's last turn of sixteen overlapping the one before it by 15 to 0
- * entries) and on to 256 in steps of 5, across the array's end and the
- * sequences' wrap: each element comes out as it went in, in order.
+ * largest short one) to 49 (a write's or read's last turn of sixteen
+ * overlapping the one before it by 15 to 0 entries) and on to 256 in
+ * steps of 5, across the array's end and the sequences' wrap: each
+ * element comes out as it went in, in order.
  */
 START_TEST(test_wide_copies)
 {
