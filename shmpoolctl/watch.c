@@ -64,10 +64,15 @@ struct sample {
 	size_t nerr;
 };
 
-/* The signals that end watch; with --json they end it with the document
- * of the samples so far (then of the signal). */
-static const int end_signals[] = { SIGINT, SIGTERM, SIGQUIT, SIGHUP };
-#define END_SIGNALS	(sizeof(end_signals) / sizeof(end_signals[0]))
+/* The signals watch catches: the first END_SIGNALS end it (with --json,
+ * with the document of the samples so far, then of the signal); on a
+ * terminal it catches SIGTSTP too, to give the terminal back while
+ * stopped. */
+static const int watch_signals[] = {
+	SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGTSTP
+};
+#define WATCH_SIGNALS	(sizeof(watch_signals) / sizeof(watch_signals[0]))
+#define END_SIGNALS	(WATCH_SIGNALS - 1)
 
 struct watch {
 	struct ctl *c;
@@ -78,9 +83,9 @@ struct watch {
 	int failed;			/* a segment could not be read */
 	int reported;			/* a failure printed its document */
 	int sig;			/* --json: the signal that ended it */
-	/* --json: the actions and mask that the signals it catches had
-	 * before (end_signals' order). */
-	struct sigaction saved_act[END_SIGNALS];
+	/* The actions and mask that the signals it catches had before
+	 * (watch_signals' order). */
+	struct sigaction saved_act[WATCH_SIGNALS];
 	sigset_t saved_mask;
 	struct sample prev, cur;
 	FILE *doc;			/* --json: the samples so far */
@@ -399,8 +404,6 @@ on_signal(int sig)
 	got_signal = sig;
 }
 
-static const int tty_signals[] = { SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGTSTP };
-
 static void
 tty_raw(void)
 {
@@ -460,28 +463,48 @@ signals_default(const int *sigs, size_t n)
 	sigprocmask(SIG_UNBLOCK, &unblock, NULL);
 }
 
-/* The actions of the n signals sigs in act[], and the signal mask. */
+/*
+ * The actions of the first n of watch_signals, and the signal mask, saved
+ * in w; then those of the n signals the process was not started ignoring
+ * (nohup, a shell's background job: they stay ignored) caught, blocked but
+ * while waiting with *waitmask (signals_catch()).
+ */
 static void
-signals_save(const int *sigs, size_t n, struct sigaction *act,
-		sigset_t *mask)
+signals_take(struct watch *w, size_t n, sigset_t *waitmask)
+{
+	int sigs[WATCH_SIGNALS];
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		sigaction(watch_signals[i], NULL, &w->saved_act[i]);
+		if (w->saved_act[i].sa_handler != SIG_IGN)
+			sigs[k++] = watch_signals[i];
+	}
+	sigprocmask(SIG_BLOCK, NULL, &w->saved_mask);
+	signals_catch(sigs, k, waitmask);
+}
+
+/* The actions of the first n of watch_signals, and the mask, as
+ * signals_take() found them. */
+static void
+signals_restore(const struct watch *w, size_t n)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		sigaction(sigs[i], NULL, &act[i]);
-	sigprocmask(SIG_BLOCK, NULL, mask);
+		sigaction(watch_signals[i], &w->saved_act[i], NULL);
+	sigprocmask(SIG_SETMASK, &w->saved_mask, NULL);
 }
 
 /*
- * After a --json watch that ended on its own: one of the n signals sigs
- * that came in its last sample, where it was blocked, taken and returned
- * (watch, or its batch, ends of it once the document is out); else 0,
- * and the signals' actions and mask as signals_save() found them, for
- * the lines of a batch after it.
+ * After a --json watch that ended on its own: one of the signals that end
+ * it that came in its last sample, where it was blocked, taken and
+ * returned (watch, or its batch, ends of it once the document is out);
+ * else 0, and the signals' actions and mask as signals_take() found them,
+ * for the lines of a batch after it.
  */
 static int
-signals_settle(const int *sigs, size_t n, const struct sigaction *act,
-		const sigset_t *mask)
+signals_settle(const struct watch *w)
 {
 	static const struct timespec now = { 0, 0 };
 	sigset_t set;
@@ -489,40 +512,37 @@ signals_settle(const int *sigs, size_t n, const struct sigaction *act,
 	int sig;
 
 	sigemptyset(&set);
-	for (i = 0; i < n; i++)
-		sigaddset(&set, sigs[i]);
+	for (i = 0; i < END_SIGNALS; i++)
+		sigaddset(&set, watch_signals[i]);
 	sig = sigtimedwait(&set, NULL, &now);
 	if (sig > 0)
 		return sig;
-	for (i = 0; i < n; i++)
-		sigaction(sigs[i], &act[i], NULL);
-	sigprocmask(SIG_SETMASK, mask, NULL);
+	signals_restore(w, END_SIGNALS);
 	return 0;
 }
 
 /*
  * Take the terminal: no echo, no line editing; the signals that end or
  * stop us blocked but while waiting (in ppoll()), so that each is seen
- * there, never in the middle of a redraw.
+ * there, never in the middle of a redraw (but for those the process was
+ * started ignoring: signals_take()).
  */
 static int
-tty_setup(sigset_t *waitmask)
+tty_setup(struct watch *w, sigset_t *waitmask)
 {
 	if (tcgetattr(STDIN_FILENO, &tty_saved) < 0)
 		return -errno;
-	signals_catch(tty_signals, sizeof(tty_signals) / sizeof(tty_signals[0]),
-		waitmask);
+	signals_take(w, WATCH_SIGNALS, waitmask);
 	tty_raw();
 	return 0;
 }
 
-/* Give the terminal back, and the signals their default actions. */
+/* Give the terminal back, and the signals their actions and mask. */
 static void
-tty_done(void)
+tty_done(const struct watch *w)
 {
 	tty_restore();
-	signals_default(tty_signals,
-		sizeof(tty_signals) / sizeof(tty_signals[0]));
+	signals_restore(w, WATCH_SIGNALS);
 }
 
 /* Ctrl-Z: the terminal as it was while stopped, ours again after. */
@@ -611,25 +631,14 @@ watch_run(struct watch *w)
 	uint64_t nth;
 	int ret, quit = 0;
 
-	if (w->tty && tty_setup(&waitmask) < 0)
+	if (w->tty && tty_setup(w, &waitmask) < 0)
 		w->tty = 0;
 	if (w->tty)
 		w->c->quiet = 1;
-	else if (w->doc != NULL) {
+	else if (w->doc != NULL)
 		/* Seen while waiting (tick_wait()), never in the middle of
 		 * a sample. */
-		int sigs[END_SIGNALS];
-		size_t i, n = 0;
-
-		/* But for one the process was started ignoring (nohup,
-		 * a shell's background job): it stays ignored. */
-		signals_save(end_signals, END_SIGNALS, w->saved_act,
-			&w->saved_mask);
-		for (i = 0; i < END_SIGNALS; i++)
-			if (w->saved_act[i].sa_handler != SIG_IGN)
-				sigs[n++] = end_signals[i];
-		signals_catch(sigs, n, &waitmask);
-	}
+		signals_take(w, END_SIGNALS, &waitmask);
 	ret = take_sample(w, 1);
 	if (ret != 0) {
 		w->reported = 1;
@@ -672,14 +681,13 @@ out:
 	if (w->tty) {
 		int sig = got_signal;
 
-		tty_done();
+		tty_done(w);
 		w->c->quiet = 0;
-		if (sig == SIGINT || sig == SIGTERM || sig == SIGQUIT ||
-		    sig == SIGHUP) {
+		if (sig != 0 && sig != SIGTSTP) {
 			sample_free(&w->prev);
 			fflush(stdout);
 			/* Die of it, now that the terminal is back. */
-			raise(sig);
+			watch_die_of(sig);
 		}
 	}
 	if (ret == 0 && w->failed)
@@ -753,8 +761,7 @@ do_watch(struct ctl *c, int argc, char **argv)
 	}
 	ret = watch_run(&w);
 	if (w.doc != NULL && w.sig == 0)
-		w.sig = signals_settle(end_signals, END_SIGNALS, w.saved_act,
-			&w.saved_mask);
+		w.sig = signals_settle(&w);
 	sample_free(&w.prev);
 	sample_free(&w.cur);
 	if (w.doc != NULL) {

@@ -631,6 +631,57 @@ cp "$dir/watch-sig.out" "$out"
 json_one "watch --json, SIGTERM"
 jcheck "watch --json, SIGTERM: the samples so far" '.interval == 0.05 and
 	all(.samples[]; .pools[0].name == "p" and .pools[0].in_use == 7)'
+# On a terminal (script(1)'s): q quits; it catches SIGINT, but not when
+# started ignoring it (nohup, a shell's background job), and gives the
+# terminal back when a signal ends it, then dies of that signal.
+# tty_watch ENV-OPTION: watch p on a terminal, env(1) giving SIGINT
+# ENV-OPTION; $tpid is script's, $wpid_tty shmpoolctl's, once it catches
+# SIGTERM.
+tty_watch() {
+	rm -f "$dir/tty.in"
+	mkfifo "$dir/tty.in"
+	exec 7<>"$dir/tty.in"
+	script -qec "exec env $1=INT '$ctl' watch p --interval 0.05" /dev/null \
+		<"$dir/tty.in" >"$dir/tty.out" 2>&1 &
+	tpid=$!
+	pids="$pids $tpid"
+	wpid_tty=
+	tty_child() {
+		wpid_tty=$(awk '{ print $1 }' "/proc/$tpid/task/$tpid/children") &&
+			catches_term "$wpid_tty"
+	}
+	poll 5 "watch on a terminal ($1=INT): catching SIGTERM" tty_child
+	wpid_tty=$(awk '{ print $1 }' "/proc/$tpid/task/$tpid/children" 2>/dev/null || :)
+}
+# sig_bit SIGNUM FIELD: 1 when /proc/$wpid_tty/status's FIELD has SIGNUM.
+sig_bit() {
+	v=$(sed -n "s/^$2:[[:space:]]*//p" "/proc/$wpid_tty/status")
+	echo $(((0x$v >> ($1 - 1)) & 1))
+}
+if command -v script >/dev/null 2>&1; then
+	tty_watch --default-signal
+	same "watch on a terminal: SIGINT caught" "$(sig_bit 2 SigCgt)" 1
+	printf q >&7
+	rc=0
+	wait "$tpid" || rc=$?
+	same "watch on a terminal, q: its exit status" "$rc" 0
+	grep -q "$(printf '\033\\[2J')" "$dir/tty.out" ||
+		fail "watch on a terminal: no screen control: $(head -c 300 "$dir/tty.out")"
+	tty_watch --ignore-signal
+	same "watch on a terminal, started ignoring SIGINT: still ignored" \
+		"$(sig_bit 2 SigIgn) $(sig_bit 2 SigCgt)" "1 0"
+	# SIGINT, ignored, then SIGTERM: it dies of SIGTERM (pending
+	# together, SIGINT would be taken first).
+	kill -INT "$wpid_tty"
+	kill -TERM "$wpid_tty"
+	rc=0
+	wait "$tpid" || rc=$?
+	same "watch on a terminal, SIGINT ignored, then SIGTERM: its exit status" "$rc" 143
+	exec 7>&-
+	rm -f "$dir/tty.in"
+else
+	echo "watch on a terminal: not checked (no script(1); util-linux's bsdutils has it)"
+fi
 run 4 "$ctl" watch nosuch --count 1
 # A pool made anew under the same name, within the same second as the
 # one before it, is a new pool: '-' for its rates in the next table.  The
