@@ -422,7 +422,7 @@ main(int argc, char **argv)
 	 * remove at the end is the one written at the start. */
 	char pidpath[PATH_MAX];
 	char err[1024], lockpath[sizeof(denv.socket) + 8];
-	int opt, ready[2] = { -1, -1 }, lockfd = -1, running = 1;
+	int opt, ready[2] = { -1, -1 }, lockfd = -1, running = 1, code = 0;
 	sigset_t mask;
 
 	while ((opt = getopt_long(argc, argv, "fs:c:p:hV", longopts,
@@ -618,8 +618,15 @@ main(int argc, char **argv)
 	if (!foreground) {
 		int null = open("/dev/null", O_RDWR);
 
-		if (write(ready[1], "1", 1) != 1)
-			return 1;
+		/* The command that started us is gone (killed while it
+		 * waited): no one was told that we serve, so we do not;
+		 * the socket, lock file and pidfile go as at SIGTERM. */
+		if (write(ready[1], "1", 1) != 1) {
+			log_msg(LOG_ERR, "the command that started it is gone "
+				"(%s): not serving", strerror(errno));
+			running = 0;
+			code = 1;
+		}
 		close(ready[1]);
 		if (null >= 0) {
 			dup2(null, 0);
@@ -628,8 +635,12 @@ main(int argc, char **argv)
 			if (null > 2)
 				close(null);
 		}
-		if (chdir("/") < 0)
-			return 1;
+		if (running && chdir("/") < 0) {
+			log_msg(LOG_ERR, "chdir /: %s: not serving",
+				strerror(errno));
+			running = 0;
+			code = 1;
+		}
 	}
 
 	while (running) {
@@ -706,5 +717,5 @@ main(int argc, char **argv)
 	unlink(lockpath);
 	close(lockfd);
 	config_free(&conf);
-	return 0;
+	return code;
 }

@@ -3756,6 +3756,117 @@ START_TEST(test_second_daemon)
 }
 END_TEST
 
+/*
+ * Without -f.  The command returns 0 once the daemon it forks serves, in
+ * a session of its own, its pid in the pidfile next to the socket;
+ * SIGTERM ends it with exit 0 and takes socket, lock file and pidfile.
+ * A command killed before the daemon says it serves leaves no daemon:
+ * the daemon, held before it says so by a pidfile that is a FIFO no one
+ * reads yet, finds the command gone, exits 1 and leaves none of them.
+ * This process is the daemons' subreaper, to wait for them.
+ */
+static pid_t bg_daemon = -1;
+
+static void
+bg_daemon_kill(void)
+{
+	if (bg_daemon > 0)
+		kill(bg_daemon, SIGKILL);
+}
+
+/* The pid in a pidfile (FIFO or not). */
+static pid_t
+read_pid(const char *path)
+{
+	char buf[32];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	ck_assert_int_gt(n, 0);
+	buf[n] = '\0';
+	ck_assert_msg(buf[n - 1] == '\n', "pidfile '%s'", buf);
+	return (pid_t)atol(buf);
+}
+
+START_TEST(test_background)
+{
+	char pidfile[340], lock[340];
+	const char *reply;
+	struct daemon d;
+	pid_t pid;
+	int status;
+
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	ck_assert_int_eq(atexit(bg_daemon_kill), 0);
+	d_init(&d, "bg");
+	snprintf(pidfile, sizeof(pidfile), "%s/shmpoold.pid", d.dir);
+	snprintf(lock, sizeof(lock), "%s.lock", d.sock);
+	{
+		const char *args[] = {
+			"--socket", d.sock, "--shm-dir", d.dir,
+			"--hugetlbfs", "none", "--config", d.conf, NULL
+		};
+
+		pid = spawn(d.err, args);
+	}
+	ck_assert(wait_exit(pid, START_SECS, &status));
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		"shmpoold: status 0x%x; stderr:\n%s", status, slurp(d.err));
+	bg_daemon = read_pid(pidfile);
+	ck_assert_int_ne(bg_daemon, pid);
+	ck_assert_int_eq(getsid(bg_daemon), bg_daemon);
+	/* Serving already: no waiting. */
+	reply = ask(&d, "ping");
+	ck_assert_prefix(reply, "shmpool/1 ok ");
+	ck_assert_kv_u(reply, "pid", bg_daemon);
+	ck_assert_int_eq(kill(bg_daemon, SIGTERM), 0);
+	ck_assert(wait_exit(bg_daemon, STOP_SECS, &status));
+	bg_daemon = -1;
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		"the daemon: status 0x%x", status);
+	ck_assert(!exists(d.sock));
+	ck_assert(!exists(lock));
+	ck_assert(!exists(pidfile));
+
+	/* The command killed while the daemon is held. */
+	ck_assert_int_eq(mkfifo(pidfile, 0644), 0);
+	{
+		const char *args[] = {
+			"--socket", d.sock, "--shm-dir", d.dir,
+			"--hugetlbfs", "none", "--config", d.conf,
+			"--pidfile", pidfile, NULL
+		};
+		double deadline = now() + START_SECS;
+
+		pid = spawn(d.err, args);
+		/* The socket is made before the pidfile is opened. */
+		while (!exists(d.sock)) {
+			ck_assert_msg(now() < deadline, "no socket after "
+				"%.0f s; stderr:\n%s", START_SECS,
+				slurp(d.err));
+			ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
+			usleep(1000);
+		}
+	}
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	/* Read: the daemon goes on, and finds no one to tell. */
+	bg_daemon = read_pid(pidfile);
+	ck_assert(wait_exit(bg_daemon, STOP_SECS, &status));
+	bg_daemon = -1;
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 1,
+		"the daemon of a killed command: status 0x%x", status);
+	ck_assert(!exists(d.sock));
+	ck_assert(!exists(lock));
+	ck_assert(!exists(pidfile));
+	tu_rm_tree(d.dir);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* 8. destroy: EBUSY while attached, force=1 anyway, then ENOENT. */
 
@@ -5235,6 +5346,7 @@ daemon_suite(void)
 	tcase_add_test(tc, test_umask_modes);
 	tcase_add_test(tc, test_huge_without_mount);
 	tcase_add_test(tc, test_second_daemon);
+	tcase_add_test(tc, test_background);
 	tcase_add_test(tc, test_destroy);
 	tcase_add_test(tc, test_config);
 	tcase_add_test(tc, test_reload_keeps_pidfile);
