@@ -35,7 +35,7 @@ proto_parse(char *buf, size_t len, struct proto_msg *msg,
 	memset(msg, 0, sizeof(*msg));
 	*bad_key = NULL;
 	if (len == 0) {
-		snprintf(err, errsz, "malformed request: empty message");
+		snprintf(err, errsz, "empty message");
 		return -EPROTO;
 	}
 	eol = memchr(buf, '\n', len);
@@ -44,7 +44,7 @@ proto_parse(char *buf, size_t len, struct proto_msg *msg,
 		unsigned char c = (unsigned char)buf[i];
 
 		if (!is_sep((char)c) && (c < 0x21 || c > 0x7e)) {
-			snprintf(err, errsz, "malformed request: byte 0x%02x "
+			snprintf(err, errsz, "byte 0x%02x "
 				"at offset %zu is not printable ASCII", c, i);
 			return -EPROTO;
 		}
@@ -67,7 +67,7 @@ proto_parse(char *buf, size_t len, struct proto_msg *msg,
 	ver = tok + strlen(PROTO_MAGIC);
 	if (strncmp(tok, PROTO_MAGIC, strlen(PROTO_MAGIC)) != 0 ||
 	    *ver == '\0' || strspn(ver, "0123456789") != strlen(ver)) {
-		snprintf(err, errsz, "malformed request: it does not start "
+		snprintf(err, errsz, "it does not start "
 			"with '" PROTO_MAGIC "%d'", PROTO_VERSION);
 		return -EPROTO;
 	}
@@ -84,7 +84,7 @@ proto_parse(char *buf, size_t len, struct proto_msg *msg,
 	while (is_sep(*p))
 		p++;
 	if (*p == '\0') {
-		snprintf(err, errsz, "malformed request: no verb");
+		snprintf(err, errsz, "no verb");
 		return -EPROTO;
 	}
 	msg->verb = p;
@@ -131,14 +131,14 @@ proto_parse(char *buf, size_t len, struct proto_msg *msg,
 			*p++ = '\0';
 		eq = strchr(tok, '=');
 		if (eq == NULL || eq == tok || !proto_value_ok(eq + 1)) {
-			snprintf(err, errsz, "malformed request: '%.64s' is "
+			snprintf(err, errsz, "'%.64s' is "
 				"not key=value", tok);
 			*bad_key = NULL;
 			return -EPROTO;
 		}
 		*eq = '\0';
 		if (++npairs > PROTO_KEYS_MAX) {
-			snprintf(err, errsz, "malformed request: more than %d "
+			snprintf(err, errsz, "more than %d "
 				"keys", PROTO_KEYS_MAX);
 			*bad_key = NULL;
 			return -EPROTO;
@@ -397,8 +397,9 @@ proto_call(int sock, const char *req, char *buf, size_t bufsz,
 			"shmpoold sent: %s", strerror(EMFILE));
 	else if ((ret = proto_parse(buf, (size_t)len, msg, err, sizeof(err),
 			&bad)) < 0)
-		ret = seterr(ret == -EPROTONOSUPPORT ? ret : -EPROTO,
-			"shmpoold's reply: %s", err);
+		ret = ret == -EPROTO ? seterr(ret, "shmpoold's reply is "
+			"malformed: %s", err) : seterr(ret == -EPROTONOSUPPORT ?
+			ret : -EPROTO, "shmpoold's reply: %s", err);
 	else if (strcmp(msg->verb, "ok") == 0)
 		return 0;
 	else if (strcmp(msg->verb, "error") == 0 && msg->code == NULL)

@@ -46,8 +46,10 @@ struct proto_msg {
 
 /*
  * Parse the first line of buf (len bytes and room for one more, modified
- * in place: separators become NULs).  Returns 0, or a negative errno with a message naming the
- * problem in err (errsz bytes): -EPROTO for malformed text, -EPROTONOSUPPORT
+ * in place: separators become NULs).  Returns 0, or a negative errno with a
+ * message naming the problem in err (errsz bytes): -EPROTO for malformed
+ * text (err says what is wrong, for the caller to say of a request or a
+ * reply), -EPROTONOSUPPORT
  * for another version (msg->version then names it), -EINVAL for a key given
  * twice in a line that is otherwise well formed (*bad_key points at its
  * first occurrence, whose value proto_get() returns; NULL on any other

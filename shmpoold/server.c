@@ -708,7 +708,10 @@ handle(struct client *c, char *buf, size_t len, struct reply *r)
 		return;
 	}
 	if (ret < 0 && ret != -EINVAL) {
-		reply_err(r, EPROTO, NULL, NULL, text);
+		char why[TEXT_MAX + 32];
+
+		snprintf(why, sizeof(why), "malformed request: %s", text);
+		reply_err(r, EPROTO, NULL, NULL, why);
 		return;
 	}
 	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)

@@ -2849,6 +2849,14 @@ START_TEST(test_fake_daemon_replies)
 	ck_assert_int_eq(attach_to_fake("perm", "shmpool/1 error EPERM", msg,
 		sizeof(msg)), -EPERM);
 	ck_assert_str_eq(msg, "EPERM");
+	/* A malformed reply is called one, not a request. */
+	ck_assert_int_eq(attach_to_fake("bad", "shmpool/1 ok x", msg,
+		sizeof(msg)), -EPROTO);
+	ck_assert_str_eq(msg, "shmpoold's reply is malformed: 'x' is not "
+		"key=value");
+	ck_assert_int_eq(attach_to_fake("empty", "shmpool/1", msg,
+		sizeof(msg)), -EPROTO);
+	ck_assert_str_eq(msg, "shmpoold's reply is malformed: no verb");
 }
 END_TEST
 
