@@ -26,6 +26,26 @@ echo 'shmpool_perf cache=claimed512 cores=2 n_get_bulk=4 n_put_bulk=8 n_keep=32 
 	'| cache | workers | get | put | keep | constant_n | shmpool M/s |' \
 	'| --- | --- | --- | --- | --- | --- | --- |' \
 	'| claimed512 | 2 | 4 | 8 | 32 | 1 | 9.9 |')" ]
+# A line of the other kind than the one before starts a new table.
+printf '%s\n' \
+	'shmpool_perf cache=0 cores=1 n_get_bulk=1 n_put_bulk=1 n_keep=32 constant_n=0 rate_persec=130000000' \
+	'shmpool_perf cache=0 cores=1 n_get_bulk=4 n_put_bulk=4 n_keep=32 constant_n=0 rate_persec=400000000 dpdk_rate=200000000 ratio=2.00' \
+	'shmpool_perf cache=0 cores=1 n_get_bulk=8 n_put_bulk=8 n_keep=32 constant_n=0 rate_persec=500000000 dpdk_rate=250000000 ratio=2.00' \
+	'shmpool_perf cache=0 cores=1 n_get_bulk=32 n_put_bulk=32 n_keep=32 constant_n=0 rate_persec=900000000' |
+	"$src/bench/perf-table" >"$out"
+[ "$(cat "$out")" = "$(printf '%s\n' \
+	'| cache | workers | get | put | keep | constant_n | shmpool M/s |' \
+	'| --- | --- | --- | --- | --- | --- | --- |' \
+	'| 0 | 1 | 1 | 1 | 32 | 0 | 130 |' \
+	'' \
+	'| cache | workers | get | put | keep | constant_n | shmpool M/s | DPDK M/s | ratio |' \
+	'| --- | --- | --- | --- | --- | --- | --- | --- | --- |' \
+	'| 0 | 1 | 4 | 4 | 32 | 0 | 400 | 200 | 2.00 |' \
+	'| 0 | 1 | 8 | 8 | 32 | 0 | 500 | 250 | 2.00 |' \
+	'' \
+	'| cache | workers | get | put | keep | constant_n | shmpool M/s |' \
+	'| --- | --- | --- | --- | --- | --- | --- |' \
+	'| 0 | 1 | 32 | 32 | 32 | 0 | 900 |')" ]
 # From a file named on the command line, as from standard input.
 echo 'shmpool_perf cache=0 cores=1 n_get_bulk=1 n_put_bulk=1 n_keep=32 constant_n=0 rate_persec=130000000' >"$out"
 [ "$("$src/bench/perf-table" "$out" | sed -n 3p)" = '| 0 | 1 | 1 | 1 | 32 | 0 | 130 |' ]
