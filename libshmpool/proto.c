@@ -75,9 +75,8 @@ proto_parse(char *buf, size_t len, struct proto_msg *msg,
 	 * large: the text as the peer wrote it says which. */
 	msg->version = ver;
 	if (strcmp(ver, PROTO_STR(PROTO_VERSION)) != 0) {
-		snprintf(err, errsz, "incompatible versions: the peer speaks "
-			PROTO_MAGIC "%s, this side speaks " PROTO_MAGIC "%d",
-			ver, PROTO_VERSION);
+		snprintf(err, errsz, "another version, " PROTO_MAGIC "%s",
+			ver);
 		return -EPROTONOSUPPORT;
 	}
 
@@ -396,10 +395,14 @@ proto_call(int sock, const char *req, char *buf, size_t bufsz,
 		ret = seterr(-EMFILE, "no file descriptor free for the one "
 			"shmpoold sent: %s", strerror(EMFILE));
 	else if ((ret = proto_parse(buf, (size_t)len, msg, err, sizeof(err),
-			&bad)) < 0)
-		ret = ret == -EPROTO ? seterr(ret, "shmpoold's reply is "
-			"malformed: %s", err) : seterr(ret == -EPROTONOSUPPORT ?
-			ret : -EPROTO, "shmpoold's reply: %s", err);
+			&bad)) == -EPROTONOSUPPORT)
+		ret = seterr(ret, "incompatible versions: shmpoold speaks "
+			PROTO_MAGIC "%s, this library speaks " PROTO_MAGIC "%d",
+			msg->version, PROTO_VERSION);
+	else if (ret == -EPROTO)
+		ret = seterr(ret, "shmpoold's reply is malformed: %s", err);
+	else if (ret < 0)
+		ret = seterr(-EPROTO, "shmpoold's reply: %s", err);
 	else if (strcmp(msg->verb, "ok") == 0)
 		return 0;
 	else if (strcmp(msg->verb, "error") == 0 && msg->code == NULL)

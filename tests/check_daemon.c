@@ -2857,6 +2857,10 @@ START_TEST(test_fake_daemon_replies)
 	ck_assert_int_eq(attach_to_fake("empty", "shmpool/1", msg,
 		sizeof(msg)), -EPROTO);
 	ck_assert_str_eq(msg, "shmpoold's reply is malformed: no verb");
+	ck_assert_int_eq(attach_to_fake("v2", "shmpool/2 ok", msg,
+		sizeof(msg)), -EPROTONOSUPPORT);
+	ck_assert_str_eq(msg, "incompatible versions: shmpoold speaks "
+		"shmpool/2, this library speaks shmpool/1");
 }
 END_TEST
 
