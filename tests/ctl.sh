@@ -613,8 +613,11 @@ jcheck "watch p --json: one sample" '.interval == 0.2 and (.samples | length) ==
 "$ctl" --json watch p --interval 0.05 --count 100000 >"$dir/watch-sig.out" 2>"$dir/watch-sig.err" &
 wpid_watch=$!
 pids="$pids $wpid_watch"
-# Once it catches SIGTERM (bit 15 of SigCgt), not before.
+# Once it catches SIGTERM (bit 15 of SigCgt), not before; shmpoolctl's
+# own (comm), not the shell's child before its exec, which holds the
+# script's trap of SIGTERM.
 catches_term() {
+	[ "$(cat "/proc/$1/comm" 2>/dev/null)" = shmpoolctl ] || return 1
 	cgt=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
 	[ -n "$cgt" ] && [ $((0x$cgt & 0x4000)) -ne 0 ]
 }
