@@ -465,6 +465,8 @@ config_load(const char *file, struct config *c, char *err, size_t errsz)
 			goto bad;
 		} else if (strcmp(key, "hugetlbfs") == 0) {
 			c->hugetlbfs_line = lineno;
+		} else if (strcmp(key, "shm-dir") == 0) {
+			c->shm_dir_line = lineno;
 		}
 		section_key_add(&sk, key, lineno);
 	}

@@ -125,20 +125,24 @@ path_absolute(const char *path, char *buf, size_t bufsz)
 	return buf;
 }
 
-/* Merge options, environment, config and defaults into denv. */
+/* Merge options, environment, config and defaults into *env: denv at
+ * start, a reload's next one (what the next start would take). */
 static int
-settle(const struct opts *o, const struct config *c, char *err, size_t errsz)
+settle(const struct opts *o, const struct config *c, struct daemon_env *env,
+		char *err, size_t errsz)
 {
 	const char *s, *h;
 	struct statfs sfs;
+	struct stat st;
+	int e;
 
-	memset(&denv, 0, sizeof(denv));
+	memset(env, 0, sizeof(*env));
 	s = o->socket != NULL ? o->socket : getenv(PROTO_SOCKET_ENV);
 	if (s == NULL || *s == '\0')
 		s = c->socket[0] != '\0' ? c->socket : PROTO_SOCKET_DEFAULT;
-	if (strlen(s) >= sizeof(denv.socket)) {
+	if (strlen(s) >= sizeof(env->socket)) {
 		snprintf(err, errsz, "socket path '%s' is longer than %zu "
-			"bytes", s, sizeof(denv.socket) - 1);
+			"bytes", s, sizeof(env->socket) - 1);
 		return -1;
 	}
 	/* --socket and the configuration key were checked already; the
@@ -148,12 +152,12 @@ settle(const struct opts *o, const struct config *c, char *err, size_t errsz)
 			"path", s, PROTO_SOCKET_ENV);
 		return -1;
 	}
-	strcpy(denv.socket, s);
+	strcpy(env->socket, s);
 
 	h = o->hugetlbfs != NULL ? o->hugetlbfs :
 		c->hugetlbfs[0] != '\0' ? c->hugetlbfs : NULL;
 	if (h == NULL) {
-		find_hugetlbfs(denv.hugetlbfs, sizeof(denv.hugetlbfs));
+		find_hugetlbfs(env->hugetlbfs, sizeof(env->hugetlbfs));
 	} else if (strcmp(h, "none") != 0) {
 		if (strlen(h) >= DIR_MAX) {
 			snprintf(err, errsz, "--hugetlbfs: path longer than "
@@ -178,7 +182,7 @@ settle(const struct opts *o, const struct config *c, char *err, size_t errsz)
 				DIR_NOT_CARRIED, h);
 			return -1;
 		}
-		memcpy(denv.hugetlbfs, h, strlen(h) + 1);
+		memcpy(env->hugetlbfs, h, strlen(h) + 1);
 	}
 	s = o->shm_dir != NULL ? o->shm_dir :
 		c->shm_dir[0] != '\0' ? c->shm_dir : SHM_DIR_DEFAULT;
@@ -191,9 +195,52 @@ settle(const struct opts *o, const struct config *c, char *err, size_t errsz)
 		snprintf(err, errsz, "--shm-dir '%.256s': " DIR_NOT_CARRIED, s);
 		return -1;
 	}
-	memcpy(denv.shm_dir, s, strlen(s) + 1);
-	denv.group = c->group_set ? c->group : getegid();
+	/* A folder, named by who set it, as the hugetlbfs one. */
+	e = stat(s, &st) < 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : 0;
+	if (e != 0) {
+		const char *why = strerror(e);
+
+		if (o->shm_dir != NULL)
+			snprintf(err, errsz, "--shm-dir %.256s: %s", s, why);
+		else if (c->shm_dir[0] != '\0')
+			snprintf(err, errsz, "%.400s:%u: shm-dir %.256s: %s",
+				c->file, c->shm_dir_line, s, why);
+		else
+			snprintf(err, errsz, "shm directory %.256s: %s", s,
+				why);
+		return -1;
+	}
+	memcpy(env->shm_dir, s, strlen(s) + 1);
+	env->group = c->group_set ? c->group : getegid();
 	return 0;
+}
+
+/*
+ * The pidfile a daemon with options o, config c and env writes: -p's,
+ * the config's, or, forked, shmpoold.pid next to the socket (in buf);
+ * NULL for none.
+ */
+static const char *
+pidfile_of(const struct opts *o, const struct config *c,
+		const struct daemon_env *env, int foreground, char *buf,
+		size_t bufsz)
+{
+	const char *slash;
+
+	if (o->pidfile != NULL)
+		return o->pidfile;
+	if (c->pidfile[0] != '\0') {
+		snprintf(buf, bufsz, "%s", c->pidfile);
+		return buf;
+	}
+	if (foreground)
+		return NULL;
+	/* Next to the socket: two daemons on two sockets do not share
+	 * it. */
+	slash = strrchr(env->socket, '/');
+	snprintf(buf, bufsz, "%.*s/shmpoold.pid", (int)(slash - env->socket),
+		env->socket);
+	return buf;
 }
 
 static int
@@ -248,22 +295,45 @@ config_pools(const struct config *c, const struct config *old)
 	}
 }
 
-/* SIGHUP: take the new config (nc) in place of conf. */
+/* A reload's word on a setting that changes only at the next start. */
 static void
-reload(struct config *conf, struct config *nc)
+reload_later(const char *what, const char *now, const char *next)
 {
-	struct config old;
+	if (strcmp(now, next) != 0)
+		log_msg(LOG_WARNING, "SIGHUP: %s %s now, %s from the next "
+			"start", what, now, next);
+}
 
-	if (strcmp(nc->socket, conf->socket) != 0 ||
-	    strcmp(nc->hugetlbfs, conf->hugetlbfs) != 0 ||
-	    strcmp(nc->shm_dir, conf->shm_dir) != 0 ||
-	    strcmp(nc->pidfile, conf->pidfile) != 0)
-		log_msg(LOG_WARNING, "SIGHUP: socket, hugetlbfs, shm-dir and "
-			"pidfile changes take effect at the next start");
-	if (nc->group_set)
-		denv.group = nc->group;
-	else if (conf->group_set)
-		denv.group = getegid();
+/*
+ * SIGHUP: take the new config (nc) in place of conf, the daemon's
+ * options being o, its pidfile pidfile (NULL: none).  A config that the
+ * daemon would not start with (settle()) is an error, as one that does
+ * not parse: the old one stays.  The socket, the folders and the pidfile
+ * that the next start would take, where they differ from today's, are
+ * logged, each with both values: whether the file's or an option's.
+ */
+static void
+reload(struct config *conf, struct config *nc, const struct opts *o,
+		int foreground, const char *pidfile)
+{
+	struct daemon_env next;
+	struct config old;
+	char err[1024], buf[PATH_MAX];
+	const char *np;
+
+	if (settle(o, nc, &next, err, sizeof(err)) < 0) {
+		log_msg(LOG_ERR, "SIGHUP: %s; keeping the old config", err);
+		return;
+	}
+	reload_later("socket", denv.socket, next.socket);
+	reload_later("hugetlbfs", denv.hugetlbfs[0] != '\0' ?
+		denv.hugetlbfs : "none", next.hugetlbfs[0] != '\0' ?
+		next.hugetlbfs : "none");
+	reload_later("shm-dir", denv.shm_dir, next.shm_dir);
+	np = pidfile_of(o, nc, &next, foreground, buf, sizeof(buf));
+	reload_later("pidfile", pidfile != NULL ? pidfile : "none",
+		np != NULL ? np : "none");
+	denv.group = next.group;
 	config_init(&old);
 	config_move(&old, conf);
 	config_move(conf, nc);
@@ -494,24 +564,12 @@ main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (settle(&o, &conf, err, sizeof(err)) < 0) {
+	if (settle(&o, &conf, &denv, err, sizeof(err)) < 0) {
 		fprintf(stderr, "shmpoold: %s\n", err);
 		return 1;
 	}
-	if (o.pidfile != NULL) {
-		pidfile = o.pidfile;
-	} else if (conf.pidfile[0] != '\0') {
-		memcpy(pidpath, conf.pidfile, sizeof(pidpath));
-		pidfile = pidpath;
-	} else if (!foreground) {
-		/* Next to the socket: two daemons on two sockets do not
-		 * share it. */
-		const char *slash = strrchr(denv.socket, '/');
-
-		snprintf(pidpath, sizeof(pidpath), "%.*s/shmpoold.pid",
-			(int)(slash - denv.socket), denv.socket);
-		pidfile = pidpath;
-	}
+	pidfile = pidfile_of(&o, &conf, &denv, foreground, pidpath,
+		sizeof(pidpath));
 
 	if (!foreground) {
 		pid_t pid;
@@ -677,8 +735,12 @@ main(int argc, char **argv)
 							"keeping the old "
 							"config", err);
 					} else {
-						reload(&conf, &nc);
+						reload(&conf, &nc, &o,
+							foreground, pidfile);
 					}
+					/* What was not taken (a reload
+					 * takes it all). */
+					config_free(&nc);
 				} else {
 					running = 0;
 				}

@@ -60,7 +60,8 @@ struct config {
 	char socket[108];
 	char hugetlbfs[DIR_MAX];	/* "" unset, "none" disabled */
 	char shm_dir[DIR_MAX];
-	unsigned int hugetlbfs_line;	/* where it was set, for errors */
+	unsigned int hugetlbfs_line;	/* where each was set, for errors */
+	unsigned int shm_dir_line;
 	char pidfile[PATH_MAX];
 	gid_t group;
 	int group_set;

@@ -4232,13 +4232,119 @@ START_TEST(test_config)
 END_TEST
 
 /*
+ * The shm dir must be a folder: from the option, the file or the default,
+ * a start is refused otherwise, naming who set it.  A reload whose file
+ * the daemon would not start with (a hugetlbfs that is no mount, a shm
+ * dir that is no folder) is an error, as a file that does not parse: the
+ * old config stays, its new pools are not made, its group not taken.  One
+ * that changes a setting of the next start only says so, with both
+ * values.
+ */
+START_TEST(test_reload_checks)
+{
+	char text[2048], want[1200], other[340], missing[340], shm[340];
+	char path[360];
+	const char *err;
+	struct daemon d;
+
+	d_init(&d, "reloadchk");
+	snprintf(other, sizeof(other), "%s/other", d.dir);
+	snprintf(missing, sizeof(missing), "%s/missing", d.dir);
+	snprintf(shm, sizeof(shm), "%s/shm", d.dir);
+	ck_assert_int_eq(mkdir(other, 0755), 0);
+	ck_assert_int_eq(mkdir(shm, 0755), 0);
+	{
+		const char *args[] = {
+			"-f", "--socket", d.sock, "--shm-dir", missing,
+			"--hugetlbfs", "none", "--config", d.conf, NULL
+		};
+
+		err = start_fails(d.err, args, 1);
+		snprintf(want, sizeof(want), "shmpoold: --shm-dir %s: No such "
+			"file or directory\n", missing);
+		ck_assert_str_eq(err, want);
+		args[4] = d.conf;
+		err = start_fails(d.err, args, 1);
+		snprintf(want, sizeof(want), "shmpoold: --shm-dir %s: Not a "
+			"directory\n", d.conf);
+		ck_assert_str_eq(err, want);
+	}
+	{
+		/* The file's hugetlbfs and shm dir, no option over them. */
+		const char *args[] = {
+			"-f", "--socket", d.sock, "--config", d.conf, NULL
+		};
+
+		snprintf(text, sizeof(text), "# a folder that is not\n"
+			"shm-dir = %s\nhugetlbfs = none\n", missing);
+		write_file(d.conf, text);
+		err = start_fails(d.err, args, 1);
+		snprintf(want, sizeof(want), "shmpoold: %s:2: shm-dir %s: No "
+			"such file or directory\n", d.conf, missing);
+		ck_assert_str_eq(err, want);
+		ck_assert(!exists(d.sock));
+
+		snprintf(text, sizeof(text), "shm-dir = %s\nhugetlbfs = none\n",
+			shm);
+		write_file(d.conf, text);
+		ck_assert_int_eq(truncate(d.err, 0), 0);
+		d.pid = spawn(d.err, args);
+		d_wait_ready(&d);
+	}
+	/* A hugetlbfs that is no mount: refused, nothing taken. */
+	snprintf(text, sizeof(text), "shm-dir = %s\nhugetlbfs = %s\n"
+		"group = 7\n[pool r1]\nobjects = 8\nobject-size = 8\n",
+		shm, other);
+	write_file(d.conf, text);
+	ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
+	snprintf(want, sizeof(want), "SIGHUP: %s:2: hugetlbfs %s: not a "
+		"hugetlbfs mount; keeping the old config\n", d.conf, other);
+	await_stderr(&d, want, 2);
+	check_alive(&d, "a reload of a hugetlbfs that is no mount");
+	check_error(ask(&d, "info name=r1"), "ENOENT", "r1 of a refused file");
+	/* Its group not taken: a pool made now has the daemon's own. */
+	ck_assert_prefix(ask(&d, "create name=g1 objects=8 object-size=8"),
+		"shmpool/1 ok name=g1 ");
+	{
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/shmpool.g1", shm);
+		ck_assert_int_eq(stat(path, &st), 0);
+		ck_assert_int_eq(st.st_gid, getegid());
+	}
+	/* A shm dir that is no folder: refused too. */
+	snprintf(text, sizeof(text), "shm-dir = %s\nhugetlbfs = none\n"
+		"[pool r2]\nobjects = 8\nobject-size = 8\n", missing);
+	write_file(d.conf, text);
+	ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
+	snprintf(want, sizeof(want), "SIGHUP: %s:1: shm-dir %s: No such file "
+		"or directory; keeping the old config\n", d.conf, missing);
+	await_stderr(&d, want, 2);
+	check_error(ask(&d, "info name=r2"), "ENOENT", "r2 of a refused file");
+	/* Another folder that is one: said, both values; the pool is
+	 * made where the daemon makes pools today. */
+	snprintf(text, sizeof(text), "shm-dir = %s\nhugetlbfs = none\n"
+		"[pool r3]\nobjects = 8\nobject-size = 8\n", other);
+	write_file(d.conf, text);
+	ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
+	snprintf(want, sizeof(want), "SIGHUP: shm-dir %s now, %s from the "
+		"next start\n", shm, other);
+	await_stderr(&d, want, 2);
+	await_pool(&d, "r3", 2);
+	snprintf(path, sizeof(path), "%s/shmpool.r3", shm);
+	ck_assert_kv(ask(&d, "info name=r3"), "path", path);
+	d_finish(&d);
+}
+END_TEST
+
+/*
  * A reload that changes the pidfile, or drops it, changes nothing until
  * the next start (shmpoold.conf(5)): SIGTERM removes the file the daemon
  * wrote, and leaves alone the one the new config names.
  */
 START_TEST(test_reload_keeps_pidfile)
 {
-	char text[2048], a[320], b[320], want[400];
+	char text[2048], a[320], b[320], want[800];
 	struct daemon d;
 	int round;
 
@@ -4264,10 +4370,16 @@ START_TEST(test_reload_keeps_pidfile)
 			write_file(d.conf, "# no pidfile\n");
 		}
 		ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
-		await_stderr(&d, "SIGHUP: socket, hugetlbfs, shm-dir and "
-			"pidfile changes take effect at the next start", 2);
+		snprintf(want, sizeof(want), "SIGHUP: pidfile %s now, %s from "
+			"the next start\n", a, round == 0 ? b : "none");
+		await_stderr(&d, want, 2);
 		snprintf(want, sizeof(want), "SIGHUP: %s re-read", d.conf);
 		await_stderr(&d, want, 2);
+		/* The options name the socket and the shm dir: the file's
+		 * change nothing, now or at the next start. */
+		ck_assert_msg(strstr(slurp(d.err), "SIGHUP: socket") == NULL &&
+			strstr(slurp(d.err), "SIGHUP: shm-dir") == NULL,
+			"round %d: stderr:\n%s", round, slurp(d.err));
 		ck_assert_int_eq(truncate(d.err, 0), 0);
 		d_stop(&d);
 		ck_assert_msg(!exists(a), "round %d: %s left behind", round,
@@ -5362,6 +5474,7 @@ daemon_suite(void)
 	tcase_add_test(tc, test_destroy);
 	tcase_add_test(tc, test_config);
 	tcase_add_test(tc, test_reload_keeps_pidfile);
+	tcase_add_test(tc, test_reload_checks);
 	tcase_add_test(tc, test_hostile);
 	tcase_add_test(tc, test_connection_cap);
 	suite_add_tcase(s, tc);
