@@ -717,13 +717,15 @@ START_TEST(test_flush_request)
 
 	/* A get that would hit: the 40 go back first, then a refill of
 	 * 32 + 1, of which 1 is returned. */
-	shmpool_stats_read(pool, shmpool_cache_slot(c), &before);
+	ck_assert_int_eq(shmpool_stats_read(pool, shmpool_cache_slot(c), &before),
+		0);
 	c->flush_req = 1;
 	ck_assert_int_eq(shmpool_get(pool, &y), 0);
 	ck_assert_uint_eq(c->flush_req, 0);
 	ck_assert_uint_eq(shmpool_cache_len_(c), 32);
 	ck_assert_uint_eq(ring_objs(pool), 1024 - 33);
-	shmpool_stats_read(pool, shmpool_cache_slot(c), &after);
+	ck_assert_int_eq(shmpool_stats_read(pool, shmpool_cache_slot(c), &after),
+		0);
 #if SHMPOOL_STATS
 	/* The flush itself is not counted: only the refill and the get. */
 	ck_assert_uint_eq(after.put_common_pool_bulk,

@@ -3775,16 +3775,9 @@ END_TEST
  * A command killed before the daemon says it serves leaves no daemon:
  * the daemon, held before it says so by a pidfile that is a FIFO no one
  * reads yet, finds the command gone, exits 1 and leaves none of them.
- * This process is the daemons' subreaper, to wait for them.
+ * This process is the daemons' subreaper, to wait for them; a failure
+ * leaves them to tu_stray().
  */
-static pid_t bg_daemon = -1;
-
-static void
-bg_daemon_kill(void)
-{
-	if (bg_daemon > 0)
-		kill(bg_daemon, SIGKILL);
-}
 
 /* The pid in a pidfile (FIFO or not). */
 static pid_t
@@ -3808,11 +3801,10 @@ START_TEST(test_background)
 	char pidfile[340], lock[340];
 	const char *reply;
 	struct daemon d;
-	pid_t pid;
+	pid_t pid, bg;
 	int status;
 
 	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
-	ck_assert_int_eq(atexit(bg_daemon_kill), 0);
 	d_init(&d, "bg");
 	snprintf(pidfile, sizeof(pidfile), "%s/shmpoold.pid", d.dir);
 	snprintf(lock, sizeof(lock), "%s.lock", d.sock);
@@ -3827,16 +3819,16 @@ START_TEST(test_background)
 	ck_assert(wait_exit(pid, START_SECS, &status));
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		"shmpoold: status 0x%x; stderr:\n%s", status, slurp(d.err));
-	bg_daemon = read_pid(pidfile);
-	ck_assert_int_ne(bg_daemon, pid);
-	ck_assert_int_eq(getsid(bg_daemon), bg_daemon);
+	bg = read_pid(pidfile);
+	tu_stray(bg);
+	ck_assert_int_ne(bg, pid);
+	ck_assert_int_eq(getsid(bg), bg);
 	/* Serving already: no waiting. */
 	reply = ask(&d, "ping");
 	ck_assert_prefix(reply, "shmpool/1 ok ");
-	ck_assert_kv_u(reply, "pid", bg_daemon);
-	ck_assert_int_eq(kill(bg_daemon, SIGTERM), 0);
-	ck_assert(wait_exit(bg_daemon, STOP_SECS, &status));
-	bg_daemon = -1;
+	ck_assert_kv_u(reply, "pid", bg);
+	ck_assert_int_eq(kill(bg, SIGTERM), 0);
+	ck_assert(wait_exit(bg, STOP_SECS, &status));
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		"the daemon: status 0x%x", status);
 	ck_assert(!exists(d.sock));
@@ -3863,13 +3855,23 @@ START_TEST(test_background)
 			usleep(1000);
 		}
 	}
+	/* The daemon, the command's child, known before anything can
+	 * fail: held by the FIFO, it would wait there for ever. */
+	{
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children",
+			(int)pid, (int)pid);
+		bg = (pid_t)atol(slurp(path));
+		ck_assert_int_gt(bg, 0);
+		tu_stray(bg);
+	}
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 	/* Read: the daemon goes on, and finds no one to tell. */
-	bg_daemon = read_pid(pidfile);
-	ck_assert(wait_exit(bg_daemon, STOP_SECS, &status));
-	bg_daemon = -1;
+	ck_assert_int_eq(read_pid(pidfile), bg);
+	ck_assert(wait_exit(bg, STOP_SECS, &status));
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 1,
 		"the daemon of a killed command: status 0x%x", status);
 	ck_assert(!exists(d.sock));

@@ -301,7 +301,7 @@ START_TEST(test_get_put_refuse_bad_arguments)
 
 	tu_create("getput", 64, 64, 8, 2);
 	pool = tu_attach("getput", -1);
-	shmpool_stats_read(pool, SHMPOOL_STATS_ALL, &before);
+	ck_assert_int_eq(shmpool_stats_read(pool, SHMPOOL_STATS_ALL, &before), 0);
 
 	ck_assert_int_eq(shmpool_get_bulk(pool, objs, 0), -EINVAL);
 	ck_assert_int_eq(shmpool_put_bulk(pool, objs, 0), -EINVAL);
@@ -337,7 +337,7 @@ START_TEST(test_get_put_refuse_bad_arguments)
 	ck_assert_uint_eq(shmpool_in_use_count(NULL), 0);
 
 	/* Nothing moved, nothing counted. */
-	shmpool_stats_read(pool, SHMPOOL_STATS_ALL, &after);
+	ck_assert_int_eq(shmpool_stats_read(pool, SHMPOOL_STATS_ALL, &after), 0);
 	ck_assert_mem_eq(&before, &after, sizeof(before));
 	ck_assert_uint_eq(shmpool_avail_count(pool), 64);
 	ck_assert_uint_eq(shmpool_cache_len_(shmpool_default_cache(pool)), 0);

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -371,44 +372,67 @@ END_TEST
 /*
  * Another process reads the counters of a cache while its owner hits it
  * (and folds): every read is one state of the cache, so the owner's gets
- * are its puts or one more, and no count ever goes back.
+ * are its puts or one more, and no count ever goes back.  The owner
+ * starts once the reader has seen its slot, and goes on until the reader
+ * has read it READS_WHILE_HITTING times and it has made its cycles: the
+ * reads are all made while it hits, however the two are scheduled.
  */
+#define READS_WHILE_HITTING	1000
+
 START_TEST(test_read_while_hitting)
 {
-	const unsigned int cycles = 150000;
+	const unsigned int cycles = 150000, batch = 1000;
 	struct shmpool_stats st, prev;
 	struct shmpool *pool;
-	unsigned int reads = 0;
+	unsigned int reads = 0, made = 0;
 	double deadline;
-	int status, ret;
+	int status, ret, go[2], stop[2], done[2], started = 0, stopped = 0;
 	pid_t pid;
 
 	tu_create("foldrd", 2048, 64, 512, 4);
 	pool = tu_attach("foldrd", 0);
 	ck_assert_int_eq(shmpool_cache_slot(shmpool_default_cache(pool)), 0);
+	ck_assert_int_eq(pipe(go), 0);
+	ck_assert_int_eq(pipe2(stop, O_NONBLOCK), 0);
+	ck_assert_int_eq(pipe(done), 0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		struct shmpool_attach_opts o = { .path = tu_path("foldrd") };
 		struct shmpool *p;
+		unsigned int total = 0;
+		char c;
 
 		if (shmpool_attach("foldrd", &o, &p) != 0)
 			_exit(2);
 		if (shmpool_cache_slot(shmpool_default_cache(p)) != 1)
 			_exit(3);
-		ret = fold_run(p, cycles);
-		_exit(ret != 0 || shmpool_detach(p) != 0 ? 4 : 0);
+		if (read(go[0], &c, 1) != 1)
+			_exit(5);
+		do {
+			if (fold_run(p, batch) != 0)
+				_exit(4);
+			total += batch;
+		} while (total < cycles || read(stop[0], &c, 1) != 1);
+		if (write(done[1], &total, sizeof(total)) != sizeof(total))
+			_exit(6);
+		_exit(shmpool_detach(p) != 0 ? 7 : 0);
 	}
 	memset(&prev, 0, sizeof(prev));
 	deadline = tu_now() + 60;
 	for (;;) {
 		ret = shmpool_stats_read(pool, 1, &st);
-		if (ret == -ENOENT && reads > 0)
+		if (ret == -ENOENT && stopped)
 			break;		/* released */
-		ck_assert_msg(tu_now() < deadline, "no end in 60 s");
+		ck_assert_msg(tu_now() < deadline, "no end in 60 s (%u "
+			"reads)", reads);
 		if (ret == -ENOENT)
 			continue;	/* not claimed yet */
 		ck_assert_int_eq(ret, 0);
+		if (!started) {
+			ck_assert_int_eq(write(go[1], "g", 1), 1);
+			started = 1;
+		}
 		reads++;
 		ck_assert_uint_ge(st.put_bulk, prev.put_bulk);
 		ck_assert_uint_ge(st.put_objs, prev.put_objs);
@@ -419,17 +443,27 @@ START_TEST(test_read_while_hitting)
 		ck_assert_uint_ge(st.get_success_objs, st.put_objs);
 		ck_assert_uint_le(st.get_success_objs, st.put_objs + 300);
 		prev = st;
+		if (reads == READS_WHILE_HITTING) {
+			ck_assert_int_eq(write(stop[1], "s", 1), 1);
+			stopped = 1;
+		}
 	}
+	ck_assert_int_eq(read(done[0], &made, sizeof(made)), sizeof(made));
+	ck_assert_uint_ge(made, cycles);
+	ck_assert_uint_eq(made % batch, 0);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		"child status %#x", status);
+	/* The counts moved at least once while read. */
+	if (SHMPOOL_STATS)
+		ck_assert_uint_gt(prev.put_bulk, 0);
 	/* All the owner counted, retired. */
 	ck_assert_int_eq(shmpool_stats_read(pool, SHMPOOL_STATS_RETIRED, &st),
 		0);
 	ck_assert_uint_eq(st.put_bulk, SHMPOOL_STATS ?
-		cycles * FOLD_NB_SIZES : 0);
+		(uint64_t)made * FOLD_NB_SIZES : 0);
 	ck_assert_uint_eq(st.get_success_objs, SHMPOOL_STATS ?
-		(uint64_t)cycles * FOLD_CYCLE_OBJS : 0);
+		(uint64_t)made * FOLD_CYCLE_OBJS : 0);
 	shmpool_detach(pool);
 }
 END_TEST

@@ -127,7 +127,26 @@ poll() {
 
 # Is process $1 there and not a zombie?
 alive() {
-	[ -r "/proc/$1/stat" ] && ! sed 's/.*) //' "/proc/$1/stat" | grep -q '^Z'
+	[ -r "/proc/$1/stat" ] && ! sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | grep -q '^Z'
+}
+# gone PID: the child PID has ended (a zombie until waited for).
+gone() {
+	! alive "$1"
+}
+# reap DESC PID: the child PID ends within 5 s (else it fails, and is
+# killed); its exit status in $rc.
+reap() {
+	poll 5 "$1: its end" gone "$2"
+	gone "$2" || kill -KILL "$2"
+	rc=0
+	wait "$2" || rc=$?
+}
+# term_ends DESC PID: SIGTERM ends the child PID within 5 s (else it is
+# killed), and it dies of it (status 143).
+term_ends() {
+	kill -TERM "$2"
+	reap "$1, SIGTERM" "$2"
+	same "$1, SIGTERM: the exit status" "$rc" 143
 }
 
 start_daemon() {
@@ -519,7 +538,11 @@ grep -qx "    get_success_objs=$((stats_on * 2))" "$out" ||
 	fail "dump of a worker stalled in a change: get_success_objs is not $((stats_on * 2)): $(cat "$out")"
 kill -KILL "$wstall"
 wait "$wstall" 2>/dev/null || :
-st_free() { "$ctl" --json info st | jq -e '.slots_in_use == 0' >/dev/null; }
+# (info's own status too: jq -e calls no document true.)
+st_free() {
+	"$ctl" --json info st >"$dir/st.json" &&
+		jq -e '.slots_in_use == 0' "$dir/st.json" >/dev/null
+}
 poll 5 "the stalled worker's slot reclaimed" st_free
 
 # A ring whose heads no ring can have: dump warns, and no longer once
@@ -626,10 +649,7 @@ poll 5 "watch --json: catching SIGTERM" catches_term "$wpid_watch"
 # leaves them so.
 same "watch --json, started with &: SIGINT and SIGQUIT still ignored" \
 	$(($(printf '0x%s' "$(sed -n 's/^SigIgn:[[:space:]]*//p' "/proc/$wpid_watch/status")") & 0x6)) 6
-kill -TERM "$wpid_watch"
-rc=0
-wait "$wpid_watch" || rc=$?
-same "watch --json, SIGTERM: its exit status" "$rc" 143
+term_ends "watch --json" "$wpid_watch"
 cp "$dir/watch-sig.out" "$out"
 json_one "watch --json, SIGTERM"
 jcheck "watch --json, SIGTERM: the samples so far" '.interval == 0.05 and
@@ -665,8 +685,7 @@ if command -v script >/dev/null 2>&1; then
 	tty_watch --default-signal
 	same "watch on a terminal: SIGINT caught" "$(sig_bit 2 SigCgt)" 1
 	printf q >&7
-	rc=0
-	wait "$tpid" || rc=$?
+	reap "watch on a terminal, q" "$tpid"
 	same "watch on a terminal, q: its exit status" "$rc" 0
 	grep -q "$(printf '\033\\[2J')" "$dir/tty.out" ||
 		fail "watch on a terminal: no screen control: $(head -c 300 "$dir/tty.out")"
@@ -677,8 +696,7 @@ if command -v script >/dev/null 2>&1; then
 	# together, SIGINT would be taken first).
 	kill -INT "$wpid_tty"
 	kill -TERM "$wpid_tty"
-	rc=0
-	wait "$tpid" || rc=$?
+	reap "watch on a terminal, SIGINT ignored, then SIGTERM" "$tpid"
 	same "watch on a terminal, SIGINT ignored, then SIGTERM: its exit status" "$rc" 143
 	exec 7>&-
 	rm -f "$dir/tty.in"
@@ -703,7 +721,8 @@ watch_tables() { [ "$(grep -c '^NAME' "$dir/watch.out")" -ge "$1" ]; }
 poll 5 "watch w1: the first table" watch_tables 1
 run 0 "$ctl" destroy w1
 run 0 "$ctl" create w1 --objects 64 --object-size 64
-wait "$wpid_watch" || fail "watch w1 (made anew): $(cat "$dir/watch.err")"
+reap "watch w1 (made anew)" "$wpid_watch"
+[ "$rc" -eq 0 ] || fail "watch w1 (made anew): exit $rc: $(cat "$dir/watch.err")"
 same "watch w1, made anew: its row in the second table" \
 	"$(awk '$1 == "w1"' "$dir/watch.out" | sed -n 2p | awk '{ print $6, $7, $8, $9, $10 }')" "- - - - -"
 run 0 "$ctl" destroy w1
@@ -821,20 +840,6 @@ json_one "--json -f - (line 2 fails)"
 jcheck "--json -f - (line 2 fails)" '[.results[].line] == [1, 2] and [.results[].exit] == [0, 4] and .exit == 4 and
 	.results[0].result.pid == $pid and .results[1].result.error.code == "ENOENT"' --argjson pid "$daemon"
 
-# gone PID: the child PID has ended (a zombie until waited for).
-gone() {
-	! alive "$1"
-}
-# term_ends DESC PID: SIGTERM ends the child PID within 5 s (else it is
-# killed), and it dies of it (status 143).
-term_ends() {
-	kill -TERM "$2"
-	poll 5 "$1: ended by SIGTERM" gone "$2"
-	gone "$2" || kill -KILL "$2"
-	rc=0
-	wait "$2" || rc=$?
-	same "$1, SIGTERM: the exit status" "$rc" 143
-}
 # A signal that ends a watch line ends the batch, --keep-going or not:
 # with --json, the batch's document, with that line's samples so far and
 # 128 plus the signal's number as its exit and the batch's, then the
@@ -969,7 +974,8 @@ run 0 "$ctl" create big --objects 8 --object-size 64 --if-not-exists
 same "create --if-not-exists of a pool being created" "$(cat "$out")" "pool big exists"
 run 0 "$ctl" info big
 grep -q '^objects: 1024$' "$out" || fail "info big: $(cat "$out")"
-wait "$bigpid" || fail "the create of big: $(cat "$dir/big.out")"
+reap "the create of big" "$bigpid"
+[ "$rc" -eq 0 ] || fail "the create of big: exit $rc: $(cat "$dir/big.out")"
 grep -q '^created big ' "$dir/big.out" || fail "create big: $(cat "$dir/big.out")"
 run 0 "$ctl" destroy big
 # A file of the name in the daemon's folder that it does not serve: in

@@ -59,10 +59,28 @@ set -e
 }
 "$ctl" destroy demo
 [ "$("$ctl" list)" = "NAME MEMORY OBJECTS OBJECT-SIZE SLOTS-IN-USE AVAIL" ]
+# ends PID: it is gone (or a zombie) within 10 s.
+ends() {
+	i=0
+	while [ -e "/proc/$1" ] && [ "$(sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null)" != Z ]; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || { echo "shmpoold $1 still running 10 s after SIGTERM"; exit 1; }
+		sleep 0.1
+	done
+}
+# gone FILE...: none of them is there.
+gone() {
+	for f in "$@"; do
+		[ ! -e "$f" ] || { echo "$f left behind"; exit 1; }
+	done
+}
 kill -TERM "$daemon"
-wait "$daemon"
+ends "$daemon"
+rc=0
+wait "$daemon" || rc=$?
+[ $rc -eq 0 ] || { echo "shmpoold: exit $rc after SIGTERM"; exit 1; }
 daemon=
-[ ! -e "$dir/sock" ] && [ ! -e "$dir/shmpool.demo" ]
+gone "$dir/sock" "$dir/shmpool.demo"
 
 # Without -f: it returns once serving, writes its pid next to the socket,
 # and a SIGTERM takes socket, lock and pidfile away.
@@ -71,12 +89,7 @@ daemon2=$(cat "$dir/d2/shmpoold.pid")
 pid=$daemon2
 "$ctl" --socket "$dir/d2/sock" ping >/dev/null
 kill -TERM "$pid"
-i=0
-while kill -0 "$pid" 2>/dev/null; do
-	i=$((i + 1))
-	[ $i -lt 100 ] || { echo "shmpoold $pid still running 10 s after SIGTERM"; exit 1; }
-	sleep 0.1
-done
+ends "$pid"
 daemon2=
-[ ! -e "$dir/d2/sock" ] && [ ! -e "$dir/d2/sock.lock" ] && [ ! -e "$dir/d2/shmpoold.pid" ]
+gone "$dir/d2/sock" "$dir/d2/sock.lock" "$dir/d2/shmpoold.pid"
 echo "daemon demo: ok"

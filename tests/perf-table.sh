@@ -55,5 +55,6 @@ echo 'shmpool_perf cache=0 cores=1 n_get_bulk=1 n_put_bulk=1 n_keep=32 constant_
 [ "$(sed -n 4p "$out")" = '  bench/perf-table [FILE...]' ]
 status=0
 "$src/bench/perf-table" --rows >"$out" 2>/dev/null || status=$?
-[ $status -eq 2 ] && [ ! -s "$out" ]
+[ $status -eq 2 ] && [ ! -s "$out" ] ||
+	{ echo "--rows: exit $status, not 2, or output"; exit 1; }
 echo "perf-table: ok"

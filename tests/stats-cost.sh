@@ -37,7 +37,8 @@ shmpool_perf cache=512 cores=1 n_get_bulk=1 n_put_bulk=1 n_keep=128 constant_n=0
 shmpool_perf cache=512 cores=1 n_get_bulk=32 n_put_bulk=32 n_keep=128 constant_n=0 rate_persec=1000 stats_off_rate=1000 stats_cost=0.0%
 WANT
 diff "$dir/want" "$dir/out"
-[ "$(cat "$dir/on/count")" -eq 3 ] && [ "$(cat "$dir/off/count")" -eq 3 ]
+[ "$(cat "$dir/on/count")" -eq 3 ] && [ "$(cat "$dir/off/count")" -eq 3 ] ||
+	{ echo "runs: $(cat "$dir/on/count") and $(cat "$dir/off/count"), not 3 and 3"; exit 1; }
 
 # A folder built the other way round is refused.
 if "$src/bench/stats-cost" --repeat 1 --on "$dir/off" --off "$dir/on" \
@@ -91,6 +92,7 @@ for v in --vs-dpdk --vs; do
 	printf '%s\n' "stats-cost: --vs-dpdk: the build without stats is made without DPDK, and DPDK's rate owes nothing to shmpool's counters" \
 		"usage: bench/stats-cost [--repeat R] [--on DIR] [--off DIR] [shmpool-perf options]" |
 		diff - "$dir/err"
-	[ ! -e "$dir/on/count" ] && [ ! -e "$dir/off/count" ]
+	[ ! -e "$dir/on/count" ] && [ ! -e "$dir/off/count" ] ||
+		{ echo "$v: a build ran"; exit 1; }
 done
 echo "stats-cost: ok"

@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
@@ -131,6 +132,60 @@ tu_rm_tree(const char *dir)
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
+static const char strays_name[] = "strays";
+
+void
+tu_stray(pid_t pid)
+{
+	char path[sizeof(scratch) + sizeof(strays_name) + 1];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", scratch, strays_name);
+	f = fopen(path, "a");
+	ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
+	ck_assert_int_gt(fprintf(f, "%ld\n", (long)pid), 0);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Whether pid's command line names the scratch folder. */
+static int
+stray_ours(long pid)
+{
+	char path[64], cmd[4096];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, cmd, sizeof(cmd) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	return memmem(cmd, (size_t)n, scratch, strlen(scratch)) != NULL;
+}
+
+static void
+strays_kill(void)
+{
+	char path[sizeof(scratch) + sizeof(strays_name) + 1];
+	FILE *f;
+	long pid;
+
+	snprintf(path, sizeof(path), "%s/%s", scratch, strays_name);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return;
+	while (fscanf(f, "%ld", &pid) == 1)
+		if (pid > 0 && stray_ours(pid)) {
+			fprintf(stderr, "a test left process %ld running: "
+				"killed\n", pid);
+			kill((pid_t)pid, SIGKILL);
+		}
+	fclose(f);
+}
+
 int
 tu_run(Suite *s)
 {
@@ -144,6 +199,7 @@ tu_run(Suite *s)
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
+	strays_kill();
 	tu_rm_tree(scratch);
 	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

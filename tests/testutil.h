@@ -73,6 +73,12 @@ long tu_mapping_page_kb(const char *path);
 /* Entries in folder dir, other than . and .. */
 int tu_count_entries(const char *dir);
 
+/* A process a test started out of Check's reach (a daemon that forked,
+ * in a session of its own): tu_run() kills it after the suite if it is
+ * still running there (its command line naming the scratch folder), as a
+ * failed test leaves it. */
+void tu_stray(pid_t pid);
+
 /* Run the suite with a scratch folder, remove it, return the exit code. */
 int tu_run(Suite *s);
 
