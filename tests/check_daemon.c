@@ -3442,44 +3442,23 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* 6. Huge pages (root: reserved and mounted by the fixture). */
 
-#define NR_HUGEPAGES	"/proc/sys/vm/nr_hugepages"
 #define RESERVE		4
 
 static char huge_mnt[256];
-static long huge_old_nr = -1;
 static uint64_t huge_size;
 static const char *huge_skip = "not set up";
 
-/* Unchecked fixture: runs in the runner, so it is undone whatever fails. */
+/* Unchecked fixture: runs in the runner, so it is undone whatever fails
+ * (tu_huge_reserve()). */
 static void
 huge_setup(void)
 {
-	if (geteuid() != 0) {
-		huge_skip = "not root";
-		return;
-	}
-	huge_old_nr = tu_read_long(NR_HUGEPAGES);
-	if (huge_old_nr < 0 ||
-	    tu_write_long(NR_HUGEPAGES, huge_old_nr + RESERVE) < 0 ||
-	    tu_read_long(NR_HUGEPAGES) < huge_old_nr + RESERVE ||
-	    tu_meminfo("HugePages_Free:") < RESERVE) {
-		huge_skip = "cannot reserve huge pages";
-		if (huge_old_nr >= 0)
-			tu_write_long(NR_HUGEPAGES, huge_old_nr);
-		huge_old_nr = -1;
+	snprintf(huge_mnt, sizeof(huge_mnt), "%s/hugemnt", tu_dir());
+	if (tu_huge_reserve(RESERVE, huge_mnt, &huge_skip) < 0) {
+		huge_mnt[0] = '\0';
 		return;
 	}
 	huge_size = (uint64_t)tu_meminfo("Hugepagesize:") << 10;
-	snprintf(huge_mnt, sizeof(huge_mnt), "%s/hugemnt", tu_dir());
-	if (mkdir(huge_mnt, 0755) < 0 ||
-	    mount("none", huge_mnt, "hugetlbfs", 0, NULL) < 0) {
-		huge_skip = "cannot mount hugetlbfs";
-		rmdir(huge_mnt);
-		huge_mnt[0] = '\0';
-		tu_write_long(NR_HUGEPAGES, huge_old_nr);
-		huge_old_nr = -1;
-		return;
-	}
 	huge_skip = NULL;
 }
 
@@ -3499,13 +3478,9 @@ huge_teardown(void)
 		}
 		if (dir != NULL)
 			closedir(dir);
-		umount2(huge_mnt, MNT_DETACH);
-		rmdir(huge_mnt);
 		huge_mnt[0] = '\0';
 	}
-	if (huge_old_nr >= 0)
-		tu_write_long(NR_HUGEPAGES, huge_old_nr);
-	huge_old_nr = -1;
+	tu_huge_release();
 }
 
 START_TEST(test_huge_pages)

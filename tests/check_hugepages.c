@@ -15,7 +15,6 @@
 
 #include "testutil.h"
 
-#define NR_HUGEPAGES	"/proc/sys/vm/nr_hugepages"
 #define RESERVE		4	/* huge pages this suite adds */
 
 static char mnt[256];
@@ -87,39 +86,21 @@ main(void)
 {
 	Suite *s = suite_create("hugepages");
 	TCase *tc = tcase_create("hugepages");
-	long old_nr;
+	const char *why;
 	int ret;
 
-	if (geteuid() != 0) {
-		printf("SKIP: huge page tests need root to reserve pages "
-			"and mount hugetlbfs\n");
-		return 77;
-	}
-	old_nr = tu_read_long(NR_HUGEPAGES);
-	if (old_nr < 0 || tu_write_long(NR_HUGEPAGES, old_nr + RESERVE) < 0 ||
-	    tu_read_long(NR_HUGEPAGES) < old_nr + RESERVE) {
-		printf("SKIP: cannot reserve %d huge pages\n", RESERVE);
-		if (old_nr >= 0)
-			tu_write_long(NR_HUGEPAGES, old_nr);
+	snprintf(mnt, sizeof(mnt), "/tmp/shmpool-huge.%ld", (long)getpid());
+	if (tu_huge_reserve(RESERVE, mnt, &why) < 0) {
+		printf("SKIP: huge page tests: %s\n", why);
 		return 77;
 	}
 	huge_size = (uint64_t)tu_meminfo("Hugepagesize:") << 10;
-	snprintf(mnt, sizeof(mnt), "/tmp/shmpool-huge.%ld", (long)getpid());
-	if (mkdir(mnt, 0700) < 0 ||
-	    mount("none", mnt, "hugetlbfs", 0, NULL) < 0) {
-		printf("SKIP: cannot mount hugetlbfs on %s\n", mnt);
-		rmdir(mnt);
-		tu_write_long(NR_HUGEPAGES, old_nr);
-		return 77;
-	}
 	tcase_add_test(tc, test_pool_on_huge_pages);
 	tcase_add_test(tc, test_not_enough_huge_pages);
 	suite_add_tcase(s, tc);
 	ret = tu_run(s);
 
 	/* Put the machine back as it was. */
-	umount2(mnt, MNT_DETACH);
-	rmdir(mnt);
-	tu_write_long(NR_HUGEPAGES, old_nr);
+	tu_huge_release();
 	return ret;
 }

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -130,6 +132,144 @@ tu_rm_tree(const char *dir)
 {
 	/* Not into mounts: a hugetlbfs left mounted stays whole. */
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+#define NR_HUGEPAGES	"/proc/sys/vm/nr_hugepages"
+#define HUGE_LOCK_WAIT	60	/* seconds */
+
+/* The reservation, for tu_huge_release() and the signals: kept by the
+ * runner (huge_owner) alone, Check's test processes inheriting it. */
+static volatile sig_atomic_t huge_held;
+static pid_t huge_owner;
+static int huge_lock_fd = -1;
+static long huge_n;
+static char huge_mnt[256];
+
+/* nr_hugepages plus delta, with calls safe in a signal handler. */
+static int
+huge_add(long delta)
+{
+	char buf[32];
+	ssize_t len;
+	long v = 0;
+	int fd, i, n;
+
+	fd = open(NR_HUGEPAGES, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, sizeof(buf) - 1);
+	for (i = 0; i < len && buf[i] >= '0' && buf[i] <= '9'; i++)
+		v = v * 10 + (buf[i] - '0');
+	if (len <= 0 || i == 0 || v + delta < 0) {
+		close(fd);
+		return -1;
+	}
+	v += delta;
+	/* The digits, from the end. */
+	n = (int)sizeof(buf);
+	buf[--n] = '\n';
+	do
+		buf[--n] = (char)('0' + v % 10);
+	while ((v /= 10) > 0);
+	len = pwrite(fd, buf + n, sizeof(buf) - (size_t)n, 0);
+	return close(fd) == 0 && len == (ssize_t)sizeof(buf) - n ? 0 : -1;
+}
+
+static void
+huge_undo(void)
+{
+	if (!huge_held || getpid() != huge_owner)
+		return;
+	huge_held = 0;
+	if (huge_mnt[0] != '\0') {
+		umount2(huge_mnt, MNT_DETACH);
+		rmdir(huge_mnt);
+	}
+	huge_add(-huge_n);
+	close(huge_lock_fd);
+	huge_lock_fd = -1;
+}
+
+static void
+huge_on_signal(int sig)
+{
+	huge_undo();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+int
+tu_huge_reserve(long n, const char *mnt, const char **why)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	const char *lock = access("/run/lock", W_OK) == 0 ?
+		"/run/lock/shmpool-tests-hugepages.lock" :
+		"/tmp/shmpool-tests-hugepages.lock";
+	double deadline = tu_now() + HUGE_LOCK_WAIT;
+	size_t i;
+	long nr;
+
+	if (geteuid() != 0) {
+		*why = "not root";
+		return -1;
+	}
+	huge_lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (huge_lock_fd < 0) {
+		*why = "cannot open the huge pages' lock file";
+		return -1;
+	}
+	while (flock(huge_lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno != EWOULDBLOCK || tu_now() > deadline) {
+			*why = "another run of the tests held the huge pages "
+				"for a minute";
+			close(huge_lock_fd);
+			huge_lock_fd = -1;
+			return -1;
+		}
+		usleep(20000);
+	}
+	nr = tu_read_long(NR_HUGEPAGES);
+	snprintf(huge_mnt, sizeof(huge_mnt), "%s", mnt);
+	huge_n = n;
+	huge_owner = getpid();
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], huge_on_signal);
+	if (nr < 0 || huge_add(n) < 0) {
+		*why = "cannot write nr_hugepages";
+		huge_n = 0;
+		huge_mnt[0] = '\0';
+		huge_held = 1;
+		huge_undo();
+		return -1;
+	}
+	huge_held = 1;
+	if (tu_read_long(NR_HUGEPAGES) < nr + n ||
+	    tu_meminfo("HugePages_Free:") < n) {
+		*why = "cannot reserve huge pages";
+		huge_mnt[0] = '\0';
+		huge_undo();
+		return -1;
+	}
+	if (mkdir(mnt, 0755) < 0) {
+		*why = "cannot make the hugetlbfs folder";
+		huge_mnt[0] = '\0';
+		huge_undo();
+		return -1;
+	}
+	if (mount("none", mnt, "hugetlbfs", 0, NULL) < 0) {
+		*why = "cannot mount hugetlbfs";
+		rmdir(mnt);
+		huge_mnt[0] = '\0';
+		huge_undo();
+		return -1;
+	}
+	return 0;
+}
+
+void
+tu_huge_release(void)
+{
+	huge_undo();
 }
 
 static const char strays_name[] = "strays";

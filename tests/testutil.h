@@ -73,6 +73,19 @@ long tu_mapping_page_kb(const char *path);
 /* Entries in folder dir, other than . and .. */
 int tu_count_entries(const char *dir);
 
+/*
+ * Huge pages for a suite, as root: tu_huge_reserve() waits (up to 60 s)
+ * for the lock that the suites' other runs on this machine take for
+ * theirs, adds n pages to nr_hugepages and mounts a hugetlbfs at mnt (a
+ * folder it makes); 0, or -1 with nothing left changed and the reason in
+ * *why.  tu_huge_release() unmounts it, removes the folder, takes the n
+ * pages off nr_hugepages again (those others added stay) and drops the
+ * lock; so does a SIGINT, SIGTERM or SIGHUP to the runner meanwhile,
+ * which then dies of it.
+ */
+int tu_huge_reserve(long n, const char *mnt, const char **why);
+void tu_huge_release(void);
+
 /* A process a test started out of Check's reach (a daemon that forked,
  * in a session of its own): tu_run() kills it after the suite if it is
  * still running there (its command line naming the scratch folder), as a
