@@ -1766,14 +1766,12 @@ static int
 sp_start(struct daemon *d, struct sp_run *run, unsigned int k)
 {
 	static void *objs[SP_OBJS];
-	char req[64];
 	int status;
 
 	memset(run->name, 0, sizeof(run->name));
 	snprintf(run->name, sizeof(run->name), "p%u", k);
-	snprintf(req, sizeof(req), "create name=%s objects=%u "
-		"object-size=64 cache=0", run->name, SP_OBJS);
-	ck_assert_prefix(ask(d, req), "shmpool/1 ok name=");
+	ck_assert_prefix(ask(d, "create name=%s objects=%u object-size=64 "
+		"cache=0", run->name, SP_OBJS), "shmpool/1 ok name=");
 	run->pool = attach_cache(run->name, 0);
 	ck_assert_uint_eq(pool_handle(run->pool)->nb_rings, 1);
 	run->ring = &pool_handle(run->pool)->rings[0];
@@ -1961,8 +1959,7 @@ sp_kill_and_check(struct daemon *d, struct sp_run *run,
 		"%u holes, %u cached)", sp->what, state,
 		shmpool_avail_count(pool), had,
 		(unsigned int)(st->prod - st->cons), holes, st->len);
-	snprintf(log, sizeof(log), "info name=%s", run->name);
-	r = ask(d, log);
+	r = ask(d, "info name=%s", run->name);
 	ck_assert_kv_u(r, "avail", had);
 	ck_assert_kv_u(r, "in-use", lost);
 
@@ -1998,8 +1995,8 @@ sp_kill_and_check(struct daemon *d, struct sp_run *run,
 	ck_assert_int_eq(shmpool_detach(pool), 0);
 	close(run->pp.ready[0]);
 	close(run->pp.go[1]);
-	snprintf(log, sizeof(log), "destroy name=%s", run->name);
-	ck_assert_prefix(ask(d, log), "shmpool/1 ok name=");
+	ck_assert_prefix(ask(d, "destroy name=%s", run->name),
+		"shmpool/1 ok name=");
 	return window;
 }
 

@@ -159,7 +159,7 @@ START_TEST(test_create_refuses_bad_parameters)
 			"size 0 is out of range 1..1048576");
 	}
 	/* The edges are accepted. */
-	tu_create(NAME64 + 1, 15, 1, 10, 1);
+	tu_create(&NAME64[1], 15, 1, 10, 1);
 }
 END_TEST
 
