@@ -4,10 +4,12 @@
  * With --pool NAME, forks workers that attach to that pool by name
  * (through shmpoold, which must be serving it) and get and put objects in
  * random bulks for a while, then prints what the pool counted.  Without
- * it, the demo makes a private pool itself (shmpool_segment_create()),
- * has the workers attach to its file, and removes it at the end.  Each
+ * it, the demo makes a pool of its own (shmpool_segment_create()) in a
+ * folder of its own under /dev/shm, where no shmpoold looks for pools,
+ * has the workers attach to its file, and removes both at the end.  Each
  * worker stamps the objects it holds with its pid and checks that nobody
- * else's stamp is on an object it was given.
+ * else's stamp is on an object it was given.  Every call's result is
+ * checked, and a worker that stops early puts back what it holds.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -37,6 +39,28 @@ now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Put back the n objects of held, unstamped: 0, or -1 said. */
+static int
+put_back(struct shmpool *pool, void **held, unsigned int n, pid_t me)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		struct demo_obj *o = held[i];
+
+		if (o->owner == me)
+			o->owner = 0;
+	}
+	ret = shmpool_put_bulk(pool, held, n);
+	if (ret < 0) {
+		fprintf(stderr, "worker %d: put of %u: %s (%s)\n", (int)me, n,
+			shmpool_strerror(ret), shmpool_last_error());
+		return -1;
+	}
+	return 0;
+}
+
 /* One worker: attach by name, get and put until the time is up. */
 static int
 worker(const char *name, const char *path, double seconds, unsigned int seed)
@@ -48,7 +72,7 @@ worker(const char *name, const char *path, double seconds, unsigned int seed)
 	struct shmpool *pool;
 	double end = now() + seconds;
 	pid_t me = getpid();
-	int ret;
+	int ret, failed = 0;
 
 	ret = shmpool_attach(name, path != NULL ? &opts : NULL, &pool);
 	if (ret < 0) {
@@ -57,8 +81,8 @@ worker(const char *name, const char *path, double seconds, unsigned int seed)
 		return 1;
 	}
 	srand(seed);
-	while (now() < end) {
-		for (int k = 0; k < 1024; k++) {
+	while (!failed && now() < end) {
+		for (int k = 0; k < 1024 && !failed; k++) {
 			n = 1 + (unsigned int)rand() % 32;
 			if (nheld + n <= MAX_HELD &&
 			    shmpool_get_bulk(pool, held + nheld, n) == 0) {
@@ -69,30 +93,37 @@ worker(const char *name, const char *path, double seconds, unsigned int seed)
 						fprintf(stderr, "object held "
 							"by %d and %d\n",
 							(int)o->owner, (int)me);
-						return 1;
+						failed = 1;
+						continue;
 					}
 					o->owner = me;
 					o->uses++;
 				}
+				/* Given to us, whatever their stamps:
+				 * ours to put back. */
 				nheld += n;
 				objs += n;
 			}
-			if (nheld == 0)
+			if (nheld == 0 || failed)
 				continue;
 			n = 1 + (unsigned int)rand() % nheld;
-			for (i = nheld - n; i < nheld; i++)
-				((struct demo_obj *)held[i])->owner = 0;
-			shmpool_put_bulk(pool, held + nheld - n, n);
-			nheld -= n;
+			if (put_back(pool, held + nheld - n, n, me) < 0)
+				failed = 1;
+			else
+				nheld -= n;
 		}
 	}
-	for (i = 0; i < nheld; i++)
-		((struct demo_obj *)held[i])->owner = 0;
-	if (nheld > 0)
-		shmpool_put_bulk(pool, held, nheld);
+	if (nheld > 0 && put_back(pool, held, nheld, me) < 0)
+		failed = 1;
 	printf("worker %d: got and put back %llu objects\n", (int)me, objs);
 	fflush(stdout);
-	return shmpool_detach(pool) == 0 ? 0 : 1;
+	ret = shmpool_detach(pool);
+	if (ret < 0) {
+		fprintf(stderr, "worker %d: detach: %s (%s)\n", (int)me,
+			shmpool_strerror(ret), shmpool_last_error());
+		failed = 1;
+	}
+	return failed;
 }
 
 static void
@@ -102,6 +133,16 @@ usage(FILE *f)
 		"[--seconds S]\n"
 		"                    [--objects N] [--object-size B] "
 		"[--cache C]\n");
+}
+
+/* The pool of the demo's own, and its folder, removed. */
+static void
+remove_own(const char *path, const char *dir)
+{
+	if (path[0] != '\0')
+		unlink(path);
+	if (dir[0] != '\0')
+		rmdir(dir);
 }
 
 int
@@ -126,9 +167,9 @@ main(int argc, char **argv)
 	struct shmpool *pool;
 	struct shmpool_attach_opts opts = { 0 };
 	const char *pool_name = NULL;
-	char name[SHMPOOL_NAME_MAX + 1], path[128];
+	char name[SHMPOOL_NAME_MAX + 1], dir[64] = "", path[128] = "";
 	double seconds = 1.0;
-	int workers = 2, opt, i, ret, failed = 0;
+	int workers = 2, opt, i, ret, failed = 0, own_params = 0;
 	pid_t pids[64];
 
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -136,9 +177,12 @@ main(int argc, char **argv)
 		case 'p': pool_name = optarg; break;
 		case 'w': workers = atoi(optarg); break;
 		case 's': seconds = atof(optarg); break;
-		case 'n': p.obj_count = (unsigned int)strtoul(optarg, NULL, 0); break;
-		case 'b': p.obj_size = (unsigned int)strtoul(optarg, NULL, 0); break;
-		case 'c': p.cache_size = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 'n': p.obj_count = (unsigned int)strtoul(optarg, NULL, 0);
+			own_params = 1; break;
+		case 'b': p.obj_size = (unsigned int)strtoul(optarg, NULL, 0);
+			own_params = 1; break;
+		case 'c': p.cache_size = (unsigned int)strtoul(optarg, NULL, 0);
+			own_params = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -148,25 +192,63 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (pool_name != NULL && own_params) {
+		fprintf(stderr, "shmpool-demo: --objects, --object-size and "
+			"--cache shape a pool of the demo's own, not one of "
+			"--pool\n");
+		usage(stderr);
+		return 2;
+	}
 
 	if (pool_name != NULL) {
 		/* A pool shmpoold serves: attach by name. */
 		snprintf(name, sizeof(name), "%s", pool_name);
-		printf("pool %s: %d workers attach through shmpoold\n", name,
-			workers);
 	} else {
+		/* A folder of its own: a shmpoold serving /dev/shm would
+		 * take a pool file there for one of its own. */
+		snprintf(dir, sizeof(dir), "/dev/shm/shmpool-demo.XXXXXX");
+		if (mkdtemp(dir) == NULL) {
+			fprintf(stderr, "shmpool-demo: %s: %s\n", dir,
+				strerror(errno));
+			return 1;
+		}
 		snprintf(name, sizeof(name), "demo-%d", (int)getpid());
-		snprintf(path, sizeof(path), "/dev/shm/shmpool.%s", name);
+		snprintf(path, sizeof(path), "%s/shmpool.%s", dir, name);
 		ret = shmpool_segment_create(path, name, &p, 0600);
 		if (ret < 0) {
 			fprintf(stderr, "shmpool-demo: %s\n",
 				shmpool_last_error());
+			path[0] = '\0';
+			remove_own(path, dir);
 			return 1;
 		}
 		opts.path = path;
+	}
+	/* Attached first, to see that the objects can hold the stamp, and
+	 * for the counts at the end; the workers attach on their own. */
+	ret = shmpool_attach(name, opts.path != NULL ? &opts : NULL, &pool);
+	if (ret == 0 && (ret = shmpool_info(pool, &info)) < 0)
+		shmpool_detach(pool);
+	if (ret < 0) {
+		fprintf(stderr, "shmpool-demo: %s: %s (%s)\n", name,
+			shmpool_strerror(ret), shmpool_last_error());
+		remove_own(path, dir);
+		return 1;
+	}
+	if (info.obj_size < sizeof(struct demo_obj)) {
+		fprintf(stderr, "shmpool-demo: pool %s: objects of %u bytes "
+			"cannot hold the demo's stamp of %zu\n", name,
+			info.obj_size, sizeof(struct demo_obj));
+		shmpool_detach(pool);
+		remove_own(path, dir);
+		return 1;
+	}
+	if (pool_name != NULL)
+		printf("pool %s: %d workers attach through shmpoold\n", name,
+			workers);
+	else
 		printf("pool %s: %u objects of %u bytes, cache %u, in %s\n",
 			name, p.obj_count, p.obj_size, p.cache_size, path);
-	}
 	fflush(stdout);
 
 	for (i = 0; i < workers; i++) {
@@ -183,15 +265,13 @@ main(int argc, char **argv)
 			failed = 1;
 	}
 
-	ret = shmpool_attach(name, opts.path != NULL ? &opts : NULL, &pool);
+	ret = shmpool_stats_read(pool, SHMPOOL_STATS_ALL, &st);
 	if (ret < 0) {
-		fprintf(stderr, "shmpool-demo: %s\n", shmpool_last_error());
-		if (opts.path != NULL)
-			unlink(path);
-		return 1;
+		fprintf(stderr, "shmpool-demo: stats: %s (%s)\n",
+			shmpool_strerror(ret), shmpool_last_error());
+		failed = 1;
+		memset(&st, 0, sizeof(st));
 	}
-	shmpool_info(pool, &info);
-	shmpool_stats_read(pool, SHMPOOL_STATS_ALL, &st);
 	printf("pool %s: size %u, avail %u, in use %u, segment %" PRIu64
 		" bytes on %s pages of %" PRIu64 "\n", info.name,
 		info.obj_count, shmpool_avail_count(pool),
@@ -205,11 +285,16 @@ main(int argc, char **argv)
 		" put_common_pool_bulk %" PRIu64 " get_common_pool_bulk %"
 		PRIu64 "\n", st.put_bulk, st.put_objs,
 		st.put_common_pool_bulk, st.get_common_pool_bulk);
+	/* Its own pool is whole again once the workers are done. */
 	if (opts.path != NULL && shmpool_avail_count(pool) != info.obj_count)
 		failed = 1;
-	shmpool_detach(pool);
-	if (opts.path != NULL)
-		unlink(path);
+	ret = shmpool_detach(pool);
+	if (ret < 0) {
+		fprintf(stderr, "shmpool-demo: detach: %s (%s)\n",
+			shmpool_strerror(ret), shmpool_last_error());
+		failed = 1;
+	}
+	remove_own(path, dir);
 	printf("%s\n", failed ? "FAILED" : "ok");
 	return failed;
 }

@@ -42,6 +42,18 @@ out=$("$b/examples/shmpool-demo" --pool demo --workers 2 --seconds 0.2)
 printf '%s\n' "$out"
 [ "$(printf '%s\n' "$out" | grep -c '^worker [0-9]*: got and put back [1-9][0-9]* objects$')" -eq 2 ]
 [ "$(printf '%s\n' "$out" | tail -n 1)" = ok ]
+# A pool whose objects cannot hold the stamp, and options that shape the
+# demo's own pool given with --pool: refused, before any worker runs.
+"$ctl" create tiny --objects 64 --object-size 4 >/dev/null
+set +e
+"$b/examples/shmpool-demo" --pool tiny >"$dir/out" 2>"$dir/err"; rc_tiny=$?
+"$b/examples/shmpool-demo" --pool demo --objects 8 >/dev/null 2>"$dir/err2"; rc_opts=$?
+set -e
+[ "$rc_tiny $rc_opts" = "1 2" ] || { echo "demo, tiny objects and --pool --objects: exit $rc_tiny $rc_opts, not 1 2"; exit 1; }
+[ ! -s "$dir/out" ] || { echo "demo of tiny objects printed: $(cat "$dir/out")"; exit 1; }
+[ "$(cat "$dir/err")" = "shmpool-demo: pool tiny: objects of 4 bytes cannot hold the demo's stamp of 8" ] ||
+	{ echo "demo of tiny objects: stderr: $(cat "$dir/err")"; exit 1; }
+"$ctl" destroy tiny >/dev/null
 info=$("$ctl" info demo)
 printf '%s\n' "$info" | grep -qx 'avail: 4096'
 printf '%s\n' "$info" | grep -qx 'slots-in-use: 0'
