@@ -167,7 +167,8 @@ main(int argc, char **argv)
 	struct shmpool *pool;
 	struct shmpool_attach_opts opts = { 0 };
 	const char *pool_name = NULL;
-	char name[SHMPOOL_NAME_MAX + 1], dir[64] = "", path[128] = "";
+	char name[SHMPOOL_NAME_MAX + 1], dir[64] = "";
+	char path[sizeof(dir) + sizeof(name) + 16] = "";
 	double seconds = 1.0;
 	int workers = 2, opt, i, ret, failed = 0, own_params = 0;
 	pid_t pids[64];
