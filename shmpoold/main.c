@@ -670,16 +670,19 @@ main(int argc, char **argv)
 	}
 	pools_adopt();
 	config_pools(&conf, NULL);
-	log_msg(LOG_INFO, "serving %s (hugetlbfs %s, shm %s)", denv.socket,
-		denv.hugetlbfs[0] != '\0' ? denv.hugetlbfs : "none",
-		denv.shm_dir);
 	if (!foreground) {
 		int null = open("/dev/null", O_RDWR);
 
-		/* The command that started us is gone (killed while it
-		 * waited): no one was told that we serve, so we do not;
-		 * the socket, lock file and pidfile go as at SIGTERM. */
-		if (write(ready[1], "1", 1) != 1) {
+		/* A failed chdir, and a command that started us and is gone
+		 * (killed while it waited): we do not serve, and the
+		 * socket, lock file and pidfile go as at SIGTERM.  The
+		 * chdir first, so that a command told we serve does. */
+		if (chdir("/") < 0) {
+			log_msg(LOG_ERR, "chdir /: %s: not serving",
+				strerror(errno));
+			running = 0;
+			code = 1;
+		} else if (write(ready[1], "1", 1) != 1) {
 			log_msg(LOG_ERR, "the command that started it is gone "
 				"(%s): not serving", strerror(errno));
 			running = 0;
@@ -693,13 +696,11 @@ main(int argc, char **argv)
 			if (null > 2)
 				close(null);
 		}
-		if (running && chdir("/") < 0) {
-			log_msg(LOG_ERR, "chdir /: %s: not serving",
-				strerror(errno));
-			running = 0;
-			code = 1;
-		}
 	}
+	if (running)
+		log_msg(LOG_INFO, "serving %s (hugetlbfs %s, shm %s)",
+			denv.socket, denv.hugetlbfs[0] != '\0' ?
+			denv.hugetlbfs : "none", denv.shm_dir);
 
 	while (running) {
 		struct epoll_event evs[32];

@@ -84,8 +84,8 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("hugepages");
-	TCase *tc = tcase_create("hugepages");
+	Suite *s;
+	TCase *tc;
 	const char *why;
 	int ret;
 
@@ -95,6 +95,8 @@ main(void)
 		return 77;
 	}
 	huge_size = (uint64_t)tu_meminfo("Hugepagesize:") << 10;
+	s = suite_create("hugepages");
+	tc = tcase_create("hugepages");
 	tcase_add_test(tc, test_pool_on_huge_pages);
 	tcase_add_test(tc, test_not_enough_huge_pages);
 	suite_add_tcase(s, tc);

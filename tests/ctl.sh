@@ -684,6 +684,10 @@ sig_bit() {
 if command -v script >/dev/null 2>&1; then
 	tty_watch --default-signal
 	same "watch on a terminal: SIGINT caught" "$(sig_bit 2 SigCgt)" 1
+	# Keys once the terminal is raw (its setting flushes what came
+	# before): after the first screen.
+	tty_screen() { grep -q '^NAME' "$dir/tty.out"; }
+	poll 5 "watch on a terminal: the first screen" tty_screen
 	printf q >&7
 	reap "watch on a terminal, q" "$tpid"
 	same "watch on a terminal, q: its exit status" "$rc" 0
@@ -1161,7 +1165,8 @@ for pair in "EWEIRD:EIO" "EBUSY:EBUSY"; do
 	jcheck "a stand-in's $sent" \
 		'.error.code == $c and .error.exit == 1 and .error.message == "stand-in" and .error.field == "name"' \
 		--arg c "$expect"
-	wait $srv || fail "the stand-in for $sent exited $?"
+	reap "the stand-in for $sent" "$srv"
+	[ "$rc" -eq 0 ] || fail "the stand-in for $sent exited $rc"
 done
 
 ###########################################################################

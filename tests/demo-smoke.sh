@@ -14,8 +14,8 @@ dir=$(mktemp -d /dev/shm/shmpool-smoke.XXXXXX)
 daemon=
 daemon2=
 cleanup() {
-	[ -n "$daemon" ] && kill -KILL "$daemon" 2>/dev/null
-	[ -n "$daemon2" ] && kill -KILL "$daemon2" 2>/dev/null
+	[ -z "$daemon" ] || kill -KILL "$daemon" 2>/dev/null || :
+	[ -z "$daemon2" ] || kill -KILL "$daemon2" 2>/dev/null || :
 	rm -rf "$dir"
 }
 trap cleanup EXIT

@@ -138,20 +138,24 @@ tu_rm_tree(const char *dir)
 #define HUGE_LOCK_WAIT	60	/* seconds */
 
 /* The reservation, for tu_huge_release() and the signals: kept by the
- * runner (huge_owner) alone, Check's test processes inheriting it. */
+ * runner (huge_owner) alone, Check's test processes inheriting it.
+ * huge_n is what this run added to nr_hugepages, as read back. */
 static volatile sig_atomic_t huge_held;
 static pid_t huge_owner;
 static int huge_lock_fd = -1;
 static long huge_n;
 static char huge_mnt[256];
+static const int huge_sigs[] = { SIGINT, SIGTERM, SIGHUP };
+#define HUGE_SIGS	(sizeof(huge_sigs) / sizeof(huge_sigs[0]))
 
-/* nr_hugepages plus delta, with calls safe in a signal handler. */
-static int
+/* nr_hugepages (delta 0: read alone), or plus delta: the count read,
+ * or -1; with calls safe in a signal handler. */
+static long
 huge_add(long delta)
 {
 	char buf[32];
 	ssize_t len;
-	long v = 0;
+	long v = 0, was;
 	int fd, i, n;
 
 	fd = open(NR_HUGEPAGES, O_RDWR | O_CLOEXEC);
@@ -164,30 +168,56 @@ huge_add(long delta)
 		close(fd);
 		return -1;
 	}
-	v += delta;
-	/* The digits, from the end. */
-	n = (int)sizeof(buf);
-	buf[--n] = '\n';
-	do
-		buf[--n] = (char)('0' + v % 10);
-	while ((v /= 10) > 0);
-	len = pwrite(fd, buf + n, sizeof(buf) - (size_t)n, 0);
-	return close(fd) == 0 && len == (ssize_t)sizeof(buf) - n ? 0 : -1;
+	was = v;
+	if (delta != 0) {
+		v += delta;
+		/* The digits, from the end. */
+		n = (int)sizeof(buf);
+		buf[--n] = '\n';
+		do
+			buf[--n] = (char)('0' + v % 10);
+		while ((v /= 10) > 0);
+		if (pwrite(fd, buf + n, sizeof(buf) - (size_t)n, 0) !=
+				(ssize_t)sizeof(buf) - n)
+			was = -1;
+	}
+	return close(fd) == 0 ? was : -1;
 }
 
+/* The three signals blocked (how SIG_BLOCK), or back as they were. */
+static void
+huge_block(int how, sigset_t *old)
+{
+	sigset_t set;
+	size_t i;
+
+	sigemptyset(&set);
+	for (i = 0; i < HUGE_SIGS; i++)
+		sigaddset(&set, huge_sigs[i]);
+	if (how == SIG_BLOCK)
+		sigprocmask(SIG_BLOCK, &set, old);
+	else
+		sigprocmask(SIG_SETMASK, old, NULL);
+}
+
+/* Undo what is held, in the runner; from a handler too (the signals are
+ * blocked in it, and around every other call). */
 static void
 huge_undo(void)
 {
 	if (!huge_held || getpid() != huge_owner)
 		return;
-	huge_held = 0;
 	if (huge_mnt[0] != '\0') {
 		umount2(huge_mnt, MNT_DETACH);
 		rmdir(huge_mnt);
+		huge_mnt[0] = '\0';
 	}
-	huge_add(-huge_n);
+	if (huge_n > 0)
+		huge_add(-huge_n);
+	huge_n = 0;
 	close(huge_lock_fd);
 	huge_lock_fd = -1;
+	huge_held = 0;
 }
 
 static void
@@ -198,21 +228,34 @@ huge_on_signal(int sig)
 	raise(sig);
 }
 
-int
-tu_huge_reserve(long n, const char *mnt, const char **why)
+/* Catch the signals that the process is not ignoring (nohup). */
+static void
+huge_catch(void)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa, old;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = huge_on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < HUGE_SIGS; i++)
+		sigaddset(&sa.sa_mask, huge_sigs[i]);
+	for (i = 0; i < HUGE_SIGS; i++)
+		if (sigaction(huge_sigs[i], NULL, &old) == 0 &&
+		    old.sa_handler != SIG_IGN)
+			sigaction(huge_sigs[i], &sa, NULL);
+}
+
+/* tu_huge_reserve() with the signals blocked. */
+static int
+huge_reserve(long n, const char *mnt, const char **why)
+{
 	const char *lock = access("/run/lock", W_OK) == 0 ?
 		"/run/lock/shmpool-tests-hugepages.lock" :
 		"/tmp/shmpool-tests-hugepages.lock";
 	double deadline = tu_now() + HUGE_LOCK_WAIT;
-	size_t i;
-	long nr;
+	long nr, now;
 
-	if (geteuid() != 0) {
-		*why = "not root";
-		return -1;
-	}
 	huge_lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (huge_lock_fd < 0) {
 		*why = "cannot open the huge pages' lock file";
@@ -228,48 +271,63 @@ tu_huge_reserve(long n, const char *mnt, const char **why)
 		}
 		usleep(20000);
 	}
-	nr = tu_read_long(NR_HUGEPAGES);
-	snprintf(huge_mnt, sizeof(huge_mnt), "%s", mnt);
-	huge_n = n;
 	huge_owner = getpid();
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		signal(sigs[i], huge_on_signal);
-	if (nr < 0 || huge_add(n) < 0) {
+	huge_n = 0;
+	huge_mnt[0] = '\0';
+	huge_held = 1;
+	huge_catch();
+	nr = huge_add(n);
+	/* What the kernel made of it: it may add fewer than asked. */
+	now = huge_add(0);
+	if (nr >= 0 && now > nr)
+		huge_n = now - nr;
+	if (nr < 0 || now < 0) {
 		*why = "cannot write nr_hugepages";
-		huge_n = 0;
-		huge_mnt[0] = '\0';
-		huge_held = 1;
-		huge_undo();
 		return -1;
 	}
-	huge_held = 1;
-	if (tu_read_long(NR_HUGEPAGES) < nr + n ||
-	    tu_meminfo("HugePages_Free:") < n) {
+	if (huge_n < n || tu_meminfo("HugePages_Free:") < n) {
 		*why = "cannot reserve huge pages";
-		huge_mnt[0] = '\0';
-		huge_undo();
 		return -1;
 	}
 	if (mkdir(mnt, 0755) < 0) {
 		*why = "cannot make the hugetlbfs folder";
-		huge_mnt[0] = '\0';
-		huge_undo();
 		return -1;
 	}
 	if (mount("none", mnt, "hugetlbfs", 0, NULL) < 0) {
 		*why = "cannot mount hugetlbfs";
 		rmdir(mnt);
-		huge_mnt[0] = '\0';
-		huge_undo();
 		return -1;
 	}
+	snprintf(huge_mnt, sizeof(huge_mnt), "%s", mnt);
 	return 0;
+}
+
+int
+tu_huge_reserve(long n, const char *mnt, const char **why)
+{
+	sigset_t old;
+	int ret;
+
+	if (geteuid() != 0) {
+		*why = "not root";
+		return -1;
+	}
+	huge_block(SIG_BLOCK, &old);
+	ret = huge_reserve(n, mnt, why);
+	if (ret < 0)
+		huge_undo();
+	huge_block(SIG_SETMASK, &old);
+	return ret;
 }
 
 void
 tu_huge_release(void)
 {
+	sigset_t old;
+
+	huge_block(SIG_BLOCK, &old);
 	huge_undo();
+	huge_block(SIG_SETMASK, &old);
 }
 
 static const char strays_name[] = "strays";

@@ -79,9 +79,9 @@ int tu_count_entries(const char *dir);
  * theirs, adds n pages to nr_hugepages and mounts a hugetlbfs at mnt (a
  * folder it makes); 0, or -1 with nothing left changed and the reason in
  * *why.  tu_huge_release() unmounts it, removes the folder, takes the n
- * pages off nr_hugepages again (those others added stay) and drops the
- * lock; so does a SIGINT, SIGTERM or SIGHUP to the runner meanwhile,
- * which then dies of it.
+ * pages it added off nr_hugepages again (those others added stay) and
+ * drops the lock; so does a SIGINT, SIGTERM or SIGHUP to the runner
+ * meanwhile (one it is not ignoring), which then dies of it.
  */
 int tu_huge_reserve(long n, const char *mnt, const char **why);
 void tu_huge_release(void);
