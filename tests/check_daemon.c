@@ -2840,24 +2840,35 @@ START_TEST(test_fake_daemon_replies)
 	ck_assert_int_eq(attach_to_fake("big", big, msg, sizeof(msg)),
 		-EPROTO);
 	ck_assert_str_eq(msg, "shmpoold's reply was truncated");
-	ck_assert_int_eq(attach_to_fake("gone",
-		"shmpool/1 error ESRCH msg=gone", msg, sizeof(msg)), -ESRCH);
-	ck_assert_str_eq(msg, "gone");
-	ck_assert_int_eq(attach_to_fake("perm", "shmpool/1 error EPERM", msg,
-		sizeof(msg)), -EPERM);
-	ck_assert_str_eq(msg, "EPERM");
-	/* A malformed reply is called one, not a request. */
-	ck_assert_int_eq(attach_to_fake("bad", "shmpool/1 ok x", msg,
-		sizeof(msg)), -EPROTO);
-	ck_assert_str_eq(msg, "shmpoold's reply is malformed: 'x' is not "
-		"key=value");
-	ck_assert_int_eq(attach_to_fake("empty", "shmpool/1", msg,
-		sizeof(msg)), -EPROTO);
-	ck_assert_str_eq(msg, "shmpoold's reply is malformed: no verb");
-	ck_assert_int_eq(attach_to_fake("v2", "shmpool/2 ok", msg,
-		sizeof(msg)), -EPROTONOSUPPORT);
-	ck_assert_str_eq(msg, "incompatible versions: shmpoold speaks "
-		"shmpool/2, this library speaks shmpool/1");
+	/* An error's text, or its code; a malformed reply called one, not
+	 * a request; another version, named. */
+	{
+		static const struct {
+			const char *name, *reply;
+			int ret;
+			const char *msg;
+		} replies[] = {
+			{ "gone", "shmpool/1 error ESRCH msg=gone", -ESRCH,
+			  "gone" },
+			{ "perm", "shmpool/1 error EPERM", -EPERM, "EPERM" },
+			{ "bad", "shmpool/1 ok x", -EPROTO,
+			  "shmpoold's reply is malformed: 'x' is not "
+			  "key=value" },
+			{ "empty", "shmpool/1", -EPROTO,
+			  "shmpoold's reply is malformed: no verb" },
+			{ "v2", "shmpool/2 ok", -EPROTONOSUPPORT,
+			  "incompatible versions: shmpoold speaks shmpool/2, "
+			  "this library speaks shmpool/1" },
+		};
+		size_t i;
+
+		for (i = 0; i < sizeof(replies) / sizeof(replies[0]); i++) {
+			ck_assert_int_eq(attach_to_fake(replies[i].name,
+				replies[i].reply, msg, sizeof(msg)),
+				replies[i].ret);
+			ck_assert_str_eq(msg, replies[i].msg);
+		}
+	}
 }
 END_TEST
 
@@ -3768,6 +3779,22 @@ read_pid(const char *path)
 	return (pid_t)atol(buf);
 }
 
+/* The daemon bg (this process's, as subreaper) exits code within
+ * STOP_SECS, and leaves none of the three files. */
+static void
+bg_ends(pid_t bg, int code, const char *sock, const char *lock,
+		const char *pidfile)
+{
+	int status;
+
+	ck_assert(wait_exit(bg, STOP_SECS, &status));
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == code,
+		"the daemon: status 0x%x, expected exit %d", status, code);
+	ck_assert(!exists(sock));
+	ck_assert(!exists(lock));
+	ck_assert(!exists(pidfile));
+}
+
 START_TEST(test_background)
 {
 	char pidfile[340], lock[340];
@@ -3800,12 +3827,7 @@ START_TEST(test_background)
 	ck_assert_prefix(reply, "shmpool/1 ok ");
 	ck_assert_kv_u(reply, "pid", bg);
 	ck_assert_int_eq(kill(bg, SIGTERM), 0);
-	ck_assert(wait_exit(bg, STOP_SECS, &status));
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		"the daemon: status 0x%x", status);
-	ck_assert(!exists(d.sock));
-	ck_assert(!exists(lock));
-	ck_assert(!exists(pidfile));
+	bg_ends(bg, 0, d.sock, lock, pidfile);
 
 	/* The command killed while the daemon is held. */
 	ck_assert_int_eq(mkfifo(pidfile, 0644), 0);
@@ -3843,12 +3865,7 @@ START_TEST(test_background)
 	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 	/* Read: the daemon goes on, and finds no one to tell. */
 	ck_assert_int_eq(read_pid(pidfile), bg);
-	ck_assert(wait_exit(bg, STOP_SECS, &status));
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 1,
-		"the daemon of a killed command: status 0x%x", status);
-	ck_assert(!exists(d.sock));
-	ck_assert(!exists(lock));
-	ck_assert(!exists(pidfile));
+	bg_ends(bg, 1, d.sock, lock, pidfile);
 	tu_rm_tree(d.dir);
 }
 END_TEST
