@@ -380,6 +380,88 @@ take_name(struct ctl *c, const char *usage, char **args, int nargs,
 	return 0;
 }
 
+/* The long option of opts that the word a names as getopt_long() reads
+ * it: whole, or by the one name of opts it starts; NULL for none, an
+ * ambiguous start, or a word that is no long option.  *value: whether
+ * the word gives a value ("=value"). */
+static const struct option *
+long_opt_of(const char *a, const struct option *opts, int *value)
+{
+	const struct option *o, *hit = NULL;
+	const char *eq;
+	size_t len;
+	int n = 0;
+
+	if (a[0] != '-' || a[1] != '-' || a[2] == '\0')
+		return NULL;
+	a += 2;
+	eq = strchr(a, '=');
+	len = eq != NULL ? (size_t)(eq - a) : strlen(a);
+	*value = eq != NULL;
+	for (o = opts; o->name != NULL; o++) {
+		if (strlen(o->name) == len && strncmp(o->name, a, len) == 0)
+			return o;
+		if (strncmp(o->name, a, len) == 0) {
+			hit = o;
+			n++;
+		}
+	}
+	return n == 1 ? hit : NULL;
+}
+
+/*
+ * Does the option word a take the next word as its value, as
+ * getopt_long() reads it against opts: a long option named whole, or
+ * by the one name of opts it starts, that requires a value and has no
+ * "=value"; with top (the global options, short options "s:f:hV"), a
+ * group of short options whose last is -s or -f.  An unknown or
+ * ambiguous option takes nothing: it is an error.
+ */
+static int
+takes_next(const char *a, const struct option *opts, int top)
+{
+	const struct option *o;
+	int value;
+
+	if (a[0] != '-' || a[1] == '\0')
+		return 0;
+	if (a[1] != '-') {
+		/* The verbs' only short option is -h. */
+		if (!top)
+			return 0;
+		for (a++; *a != '\0'; a++)
+			if (*a == 's' || *a == 'f')
+				return a[1] == '\0';
+		return 0;
+	}
+	o = long_opt_of(a, opts, &value);
+	return o != NULL && !value && o->has_arg == required_argument;
+}
+
+/* Does a getopt_long() of a verb's argv against its opts meet -h or
+ * --help (or a start of it that names it alone) before any "--", other
+ * than as another option's value?  Wherever it stands: the verb's usage
+ * is asked for, whatever is wrong with the rest. */
+static int
+wants_help(int argc, char **argv, const struct option *opts)
+{
+	const struct option *o;
+	int i, value;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (strcmp(argv[i], "-h") == 0)
+			return 1;
+		o = long_opt_of(argv[i], opts, &value);
+		if (o != NULL && !value && strcmp(o->name, "help") == 0)
+			return 1;
+		if (takes_next(argv[i], opts, 0))
+			i++;
+	}
+	return 0;
+}
+
 int
 verb_args_init(struct verb_args *va, struct ctl *c, const char *usage,
 		int argc, char **argv, const struct option *opts)
@@ -390,6 +472,7 @@ verb_args_init(struct verb_args *va, struct ctl *c, const char *usage,
 	va->argv = argv;
 	va->opts = opts;
 	va->nargs = 0;
+	va->help = wants_help(argc, argv, opts);
 	va->args = calloc((size_t)argc, sizeof(*va->args));
 	if (va->args == NULL)
 		return ctl_fail_local(c, ENOMEM, "out of memory");
@@ -476,6 +559,11 @@ next_opt(struct verb_args *va, int *status)
 {
 	int ch;
 
+	/* Asked for anywhere: first, before any fault of the rest. */
+	if (va->help) {
+		va->help = 0;
+		return 'h';
+	}
 	for (;;) {
 		/* "-": non-options come back as 1, whatever the
 		 * environment; ":": a missing argument as ':'. */
@@ -1311,60 +1399,23 @@ verb_opts(const struct verb *v)
 	return v != NULL ? v->opts : none;
 }
 
-/*
- * Does the option word a take the next word as its value, as
- * getopt_long() reads it against opts: a long option named whole, or
- * by the one name of opts it starts, that requires a value and has no
- * "=value"; with top (the global options, short options "s:f:hV"), a
- * group of short options whose last is -s or -f.  An unknown or
- * ambiguous option takes nothing: it is an error.
- */
-static int
-takes_next(const char *a, const struct option *opts, int top)
-{
-	const struct option *o, *hit = NULL;
-	size_t len;
-	int n = 0;
-
-	if (a[0] != '-' || a[1] == '\0')
-		return 0;
-	if (a[1] != '-') {
-		/* The verbs' only short option is -h. */
-		if (!top)
-			return 0;
-		for (a++; *a != '\0'; a++)
-			if (*a == 's' || *a == 'f')
-				return a[1] == '\0';
-		return 0;
-	}
-	a += 2;
-	if (strchr(a, '=') != NULL)
-		return 0;
-	len = strlen(a);
-	for (o = opts; o->name != NULL; o++) {
-		if (strcmp(o->name, a) == 0)
-			return o->has_arg == required_argument;
-		if (strncmp(o->name, a, len) == 0) {
-			hit = o;
-			n++;
-		}
-	}
-	return n == 1 && hit->has_arg == required_argument;
-}
-
 /* Does a getopt_long() of argv against opts (top: the global options,
  * which stop at the first word that is not one, the verb, whose own
- * options follow) meet --json before any "--", other than as the value
- * of another option (--socket --json)? */
+ * options follow) meet --json, or a start of it that names it alone
+ * (--js), before any "--", other than as the value of another option
+ * (--socket --json)?  Wherever it stands: an error before it is told
+ * in JSON too. */
 static int
 wants_json(int argc, char **argv, const struct option *opts, int top)
 {
-	int i;
+	const struct option *o;
+	int i, value;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0)
 			break;
-		if (strcmp(argv[i], "--json") == 0)
+		o = long_opt_of(argv[i], opts, &value);
+		if (o != NULL && !value && strcmp(o->name, "json") == 0)
 			return 1;
 		if (top && (argv[i][0] != '-' || argv[i][1] == '\0')) {
 			/* The verb: its options from here on. */

@@ -82,6 +82,7 @@ struct verb_args {
 	char **args;			/* argc entries */
 	int nargs;
 	int top;			/* the global options, not a verb's */
+	int help;			/* -h or --help among them */
 };
 
 /* Every verb takes these two besides its own. */

@@ -1121,6 +1121,19 @@ json_error "create x --obj --json" 2 usage
 run 0 "$ctl" --h --json
 json_one "--h --json"
 jcheck "--h --json" '.usage | startswith("usage: shmpoolctl")'
+# A start of --json that names it alone (--js) counts as it does, after
+# an error too, before the verb or after it.
+run 2 "$ctl" info --bogus --js
+json_error "info --bogus --js" 2 usage
+run 2 "$ctl" --bogus --js ping
+json_error "--bogus --js ping" 2 usage
+# A verb's --help wherever it stands, whatever else is wrong: its usage.
+run 0 "$ctl" create x --objects bad --help
+same "create x --objects bad --help: the usage" "$(head -n 1 "$out")" \
+	"usage: shmpoolctl [-s PATH] create NAME --objects N --object-size S"
+run 0 "$ctl" create --bogus --he --json
+json_one "create --bogus --he --json"
+jcheck "create --bogus --he --json" '.usage | startswith("usage: shmpoolctl [-s PATH] create ")'
 echo "f. json: done"
 
 ###########################################################################
