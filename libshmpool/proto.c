@@ -230,6 +230,7 @@ static const struct {
 	{ ESRCH, "ESRCH" },
 	{ EISDIR, "EISDIR" },
 	{ ENOTDIR, "ENOTDIR" },
+	{ ETIMEDOUT, "ETIMEDOUT" },
 };
 
 const char *

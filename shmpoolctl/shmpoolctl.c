@@ -790,7 +790,7 @@ await_pool(struct ctl *c, const struct req *create, const char *name)
 {
 	const struct timespec pause = { 0, AWAIT_POLL_NS };
 	struct req info = { .len = 0 };
-	unsigned long waited_ns = 0;
+	struct timespec start, now;
 	int ret;
 
 	ret = req_add(c, &info, "info", NULL);
@@ -798,16 +798,20 @@ await_pool(struct ctl *c, const struct req *create, const char *name)
 		ret = req_add(c, &info, "name", name);
 	if (ret != 0)
 		return ret;
+	/* The time the requests take counts too. */
+	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
 		ret = ctl_call(c, &info);
 		if (ret == 0)
 			return EXISTS;
 		if (ret != -ENOENT || c->unreachable)
 			return ret;
-		if (waited_ns >= (unsigned long)CREATE_WAIT_S * 1000000000UL)
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - start.tv_sec > CREATE_WAIT_S ||
+		    (now.tv_sec - start.tv_sec == CREATE_WAIT_S &&
+		     now.tv_nsec >= start.tv_nsec))
 			return -ETIMEDOUT;
 		nanosleep(&pause, NULL);
-		waited_ns += AWAIT_POLL_NS;
 		ret = ctl_call(c, create);
 		if (ret != -EEXIST || c->unreachable || !eexist_of_pool(c))
 			return ret;
@@ -876,9 +880,9 @@ do_create(struct ctl *c, int argc, char **argv)
 	}
 	if (ret < 0 && c->timed_out)
 		return ctl_error(c, EXIT_UNREACHABLE, "unreachable", NULL, NULL,
-			"shmpoold did not answer the create of '%s' in %d s; "
+			"shmpoold did not answer in time while creating '%s'; "
 			"it may still be building it (see shmpoolctl info %s)",
-			a.name, CREATE_WAIT_S, a.name);
+			a.name, a.name);
 	if (ret < 0)
 		return call_fail(c, ret, 0);
 	name = proto_get(&c->msg, "name") != NULL ?

@@ -1167,7 +1167,7 @@ run 1 timeout 10 "$ctl" --socket "$dir/fake/sock" dump fifo
 # An error code no errno has, from a stand-in for shmpoold: a client
 # takes a name it does not know for EIO (shmpool-protocol(7)); a known
 # one is passed on as it is.
-for pair in "EWEIRD:EIO" "EBUSY:EBUSY"; do
+for pair in "EWEIRD:EIO" "EBUSY:EBUSY" "ETIMEDOUT:ETIMEDOUT"; do
 	sent=${pair%%:*}
 	expect=${pair#*:}
 	start_worker "serve-$sent" --serve "$dir/fake/serve.sock" \
