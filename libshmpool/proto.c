@@ -230,7 +230,6 @@ static const struct {
 	{ ESRCH, "ESRCH" },
 	{ EISDIR, "EISDIR" },
 	{ ENOTDIR, "ENOTDIR" },
-	{ ETIMEDOUT, "ETIMEDOUT" },
 };
 
 const char *

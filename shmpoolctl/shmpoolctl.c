@@ -451,7 +451,10 @@ wants_help(int argc, char **argv, const struct option *opts)
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0)
 			break;
-		if (strcmp(argv[i], "-h") == 0)
+		/* The verbs' only short option is -h: in a group of them
+		 * too (-xh), after an unknown one. */
+		if (argv[i][0] == '-' && argv[i][1] != '-' &&
+		    strchr(argv[i], 'h') != NULL)
 			return 1;
 		o = long_opt_of(argv[i], opts, &value);
 		if (o != NULL && !value && strcmp(o->name, "help") == 0)
@@ -862,9 +865,13 @@ do_create(struct ctl *c, int argc, char **argv)
 	if (ret == -EEXIST && a.if_not_exists && !c->unreachable &&
 	    eexist_of_pool(c))
 		ret = await_pool(c, &r, a.name);
+	/* A local failure, named here: the protocol has no ETIMEDOUT
+	 * (a client takes one from the daemon for EIO), and the library's
+	 * -ETIMEDOUT is a reply that did not come (ctl_call()). */
 	if (ret == -ETIMEDOUT)
-		return ctl_fail_local(c, ETIMEDOUT, "pool '%s' is still being "
-			"created after %d s", a.name, CREATE_WAIT_S);
+		return ctl_error(c, EXIT_FAILED, "ETIMEDOUT", NULL, NULL,
+			"pool '%s' is still being created after %d s", a.name,
+			CREATE_WAIT_S);
 	if (ret == EXISTS) {
 		if (c->json) {
 			jw_init(&w, c->out);
@@ -1394,13 +1401,18 @@ verb_find(const char *name)
 	return NULL;
 }
 
-/* The options of the verb v; none for NULL, a word that is no verb. */
+/* The options of the verb v; for NULL, a word that is no verb, those
+ * every verb takes (its --json is still read: the error is told in
+ * JSON). */
 static const struct option *
 verb_opts(const struct verb *v)
 {
-	static const struct option none[] = { { NULL, 0, NULL, 0 } };
+	static const struct option common[] = {
+		VERB_COMMON_OPTS,
+		{ NULL, 0, NULL, 0 },
+	};
 
-	return v != NULL ? v->opts : none;
+	return v != NULL ? v->opts : common;
 }
 
 /* Does a getopt_long() of argv against opts (top: the global options,

@@ -1134,6 +1134,11 @@ same "create x --objects bad --help: the usage" "$(head -n 1 "$out")" \
 run 0 "$ctl" create --bogus --he --json
 json_one "create --bogus --he --json"
 jcheck "create --bogus --he --json" '.usage | startswith("usage: shmpoolctl [-s PATH] create ")'
+run 0 "$ctl" ping -xh
+same "ping -xh: the usage" "$(cat "$out")" "usage: shmpoolctl [-s PATH] ping [--json]"
+# After a word that is no verb too.
+run 2 "$ctl" nosuchverb --json
+json_error "nosuchverb --json" 2 usage
 echo "f. json: done"
 
 ###########################################################################
@@ -1165,9 +1170,10 @@ run 4 timeout 10 "$ctl" --socket "$dir/fake/sock" dump gone
 run 1 timeout 10 "$ctl" --socket "$dir/fake/sock" dump fifo
 
 # An error code no errno has, from a stand-in for shmpoold: a client
-# takes a name it does not know for EIO (shmpool-protocol(7)); a known
-# one is passed on as it is.
-for pair in "EWEIRD:EIO" "EBUSY:EBUSY" "ETIMEDOUT:ETIMEDOUT"; do
+# takes a name it does not know for EIO (shmpool-protocol(7)), ETIMEDOUT
+# among them (not a reply that did not come); a known one is passed on
+# as it is.
+for pair in "EWEIRD:EIO" "EBUSY:EBUSY" "ETIMEDOUT:EIO"; do
 	sent=${pair%%:*}
 	expect=${pair#*:}
 	start_worker "serve-$sent" --serve "$dir/fake/serve.sock" \
