@@ -29,6 +29,7 @@ proto_parse(char *buf, size_t len, struct proto_msg *msg,
 		char *err, size_t errsz, const char **bad_key)
 {
 	char *p, *end, *tok, *eol, *ver;
+	const char *dup = NULL;
 	unsigned int npairs = 0;
 	size_t i;
 
@@ -75,8 +76,6 @@ proto_parse(char *buf, size_t len, struct proto_msg *msg,
 	 * large: the text as the peer wrote it says which. */
 	msg->version = ver;
 	if (strcmp(ver, PROTO_STR(PROTO_VERSION)) != 0) {
-		snprintf(err, errsz, "another version, " PROTO_MAGIC "%s",
-			ver);
 		return -EPROTONOSUPPORT;
 	}
 
@@ -130,16 +129,13 @@ proto_parse(char *buf, size_t len, struct proto_msg *msg,
 			*p++ = '\0';
 		eq = strchr(tok, '=');
 		if (eq == NULL || eq == tok || !proto_value_ok(eq + 1)) {
-			snprintf(err, errsz, "'%.64s' is "
-				"not key=value", tok);
-			*bad_key = NULL;
+			snprintf(err, errsz, "'%.64s' is not key=value", tok);
 			return -EPROTO;
 		}
 		*eq = '\0';
 		if (++npairs > PROTO_KEYS_MAX) {
-			snprintf(err, errsz, "more than %d "
-				"keys", PROTO_KEYS_MAX);
-			*bad_key = NULL;
+			snprintf(err, errsz, "more than %d keys",
+				PROTO_KEYS_MAX);
 			return -EPROTO;
 		}
 		for (k = 0; k < msg->nkv; k++)
@@ -148,16 +144,17 @@ proto_parse(char *buf, size_t len, struct proto_msg *msg,
 		/* A key given twice is named once the whole line has
 		 * parsed: a malformed one is that first. */
 		if (k < msg->nkv) {
-			if (*bad_key == NULL)
-				*bad_key = msg->kv[k].key;
+			if (dup == NULL)
+				dup = msg->kv[k].key;
 			continue;
 		}
 		msg->kv[msg->nkv].key = tok;
 		msg->kv[msg->nkv].value = eq + 1;
 		msg->nkv++;
 	}
-	if (*bad_key != NULL) {
-		snprintf(err, errsz, "key '%.64s' is given twice", *bad_key);
+	if (dup != NULL) {
+		snprintf(err, errsz, "key '%.64s' is given twice", dup);
+		*bad_key = dup;
 		return -EINVAL;
 	}
 	return 0;
@@ -399,10 +396,9 @@ proto_call(int sock, const char *req, char *buf, size_t bufsz,
 		ret = seterr(ret, "incompatible versions: shmpoold speaks "
 			PROTO_MAGIC "%s, this library speaks " PROTO_MAGIC "%d",
 			msg->version, PROTO_VERSION);
-	else if (ret == -EPROTO)
-		ret = seterr(ret, "shmpoold's reply is malformed: %s", err);
+	/* A key given twice (-EINVAL) makes a reply malformed too. */
 	else if (ret < 0)
-		ret = seterr(-EPROTO, "shmpoold's reply: %s", err);
+		ret = seterr(-EPROTO, "shmpoold's reply is malformed: %s", err);
 	else if (strcmp(msg->verb, "ok") == 0)
 		return 0;
 	else if (strcmp(msg->verb, "error") == 0 && msg->code == NULL)

@@ -46,14 +46,13 @@ struct proto_msg {
 
 /*
  * Parse the first line of buf (len bytes and room for one more, modified
- * in place: separators become NULs).  Returns 0, or a negative errno with a
- * message naming the problem in err (errsz bytes): -EPROTO for malformed
- * text (err says what is wrong, for the caller to say of a request or a
- * reply), -EPROTONOSUPPORT
- * for another version (msg->version then names it), -EINVAL for a key given
- * twice in a line that is otherwise well formed (*bad_key points at its
- * first occurrence, whose value proto_get() returns; NULL on any other
- * return).
+ * in place: separators become NULs).  Returns 0, or a negative errno:
+ * -EPROTO for malformed text (err, of errsz bytes, says what is wrong,
+ * for the caller to say of a request or a reply); -EPROTONOSUPPORT for
+ * another version (msg->version names it; err is not written); -EINVAL
+ * for a key given twice in a line that is otherwise well formed (err
+ * names it, and *bad_key points at its first occurrence, whose value
+ * proto_get() returns; NULL on any other return).
  */
 int proto_parse(char *buf, size_t len, struct proto_msg *msg,
 		char *err, size_t errsz, const char **bad_key);

@@ -125,6 +125,39 @@ path_absolute(const char *path, char *buf, size_t bufsz)
 	return buf;
 }
 
+/* In err, why folder v of key (hugetlbfs, shm-dir) will not do, named
+ * by who set it: the option, the config's line (not 0), or the default. */
+static void
+dir_error(char *err, size_t errsz, const char *key, int option,
+		const struct config *c, unsigned int line, const char *v,
+		const char *why)
+{
+	if (option)
+		snprintf(err, errsz, "--%s %.256s: %s", key, v, why);
+	else if (line != 0)
+		snprintf(err, errsz, "%.400s:%u: %s %.256s: %s", c->file, line,
+			key, v, why);
+	else
+		snprintf(err, errsz, "%s %.256s: %s", key, v, why);
+}
+
+/* Whether folder v, given as option --key, can be one: not too long, and
+ * a path the protocol can carry (config.c checks the config's). */
+static int
+dir_option_ok(char *err, size_t errsz, const char *key, const char *v)
+{
+	if (strlen(v) >= DIR_MAX) {
+		snprintf(err, errsz, "--%s: path longer than %d bytes", key,
+			DIR_MAX - 1);
+		return 0;
+	}
+	if (!proto_value_ok(v)) {
+		snprintf(err, errsz, "--%s '%.256s': " DIR_NOT_CARRIED, key, v);
+		return 0;
+	}
+	return 1;
+}
+
 /* Merge options, environment, config and defaults into *env: denv at
  * start, a reload's next one (what the next start would take). */
 static int
@@ -159,55 +192,27 @@ settle(const struct opts *o, const struct config *c, struct daemon_env *env,
 	if (h == NULL) {
 		find_hugetlbfs(env->hugetlbfs, sizeof(env->hugetlbfs));
 	} else if (strcmp(h, "none") != 0) {
-		if (strlen(h) >= DIR_MAX) {
-			snprintf(err, errsz, "--hugetlbfs: path longer than "
-				"%d bytes", DIR_MAX - 1);
+		/* The config's was checked as it was read (set_path()). */
+		if (o->hugetlbfs != NULL && !dir_option_ok(err, errsz,
+				"hugetlbfs", h))
 			return -1;
-		}
-		/* Named by who set it: the option, or the config's line
-		 * (which cannot be too long for the test above). */
 		if (statfs(h, &sfs) < 0 || sfs.f_type != HUGETLBFS_MAGIC) {
-			if (o->hugetlbfs != NULL)
-				snprintf(err, errsz, "--hugetlbfs %.256s: not a "
-					"hugetlbfs mount", h);
-			else
-				snprintf(err, errsz, "%.400s:%u: hugetlbfs "
-					"%.256s: not a hugetlbfs mount",
-					c->file, c->hugetlbfs_line, h);
-			return -1;
-		}
-		/* The config's was tested as it was read. */
-		if (!proto_value_ok(h)) {
-			snprintf(err, errsz, "--hugetlbfs '%.256s': "
-				DIR_NOT_CARRIED, h);
+			dir_error(err, errsz, "hugetlbfs", o->hugetlbfs != NULL,
+				c, c->hugetlbfs_line, h,
+				"not a hugetlbfs mount");
 			return -1;
 		}
 		memcpy(env->hugetlbfs, h, strlen(h) + 1);
 	}
 	s = o->shm_dir != NULL ? o->shm_dir :
 		c->shm_dir[0] != '\0' ? c->shm_dir : SHM_DIR_DEFAULT;
-	if (strlen(s) >= DIR_MAX) {
-		snprintf(err, errsz, "--shm-dir: path longer than %d bytes",
-			DIR_MAX - 1);
+	if (o->shm_dir != NULL && !dir_option_ok(err, errsz, "shm-dir", s))
 		return -1;
-	}
-	if (!proto_value_ok(s)) {
-		snprintf(err, errsz, "--shm-dir '%.256s': " DIR_NOT_CARRIED, s);
-		return -1;
-	}
-	/* A folder, named by who set it, as the hugetlbfs one. */
 	e = stat(s, &st) < 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : 0;
 	if (e != 0) {
-		const char *why = strerror(e);
-
-		if (o->shm_dir != NULL)
-			snprintf(err, errsz, "--shm-dir %.256s: %s", s, why);
-		else if (c->shm_dir[0] != '\0')
-			snprintf(err, errsz, "%.400s:%u: shm-dir %.256s: %s",
-				c->file, c->shm_dir_line, s, why);
-		else
-			snprintf(err, errsz, "shm directory %.256s: %s", s,
-				why);
+		dir_error(err, errsz, "shm-dir", o->shm_dir != NULL, c,
+			c->shm_dir[0] != '\0' ? c->shm_dir_line : 0, s,
+			strerror(e));
 		return -1;
 	}
 	memcpy(env->shm_dir, s, strlen(s) + 1);
@@ -222,8 +227,7 @@ settle(const struct opts *o, const struct config *c, struct daemon_env *env,
  */
 static const char *
 pidfile_of(const struct opts *o, const struct config *c,
-		const struct daemon_env *env, int foreground, char *buf,
-		size_t bufsz)
+		const struct daemon_env *env, char *buf, size_t bufsz)
 {
 	const char *slash;
 
@@ -314,7 +318,7 @@ reload_later(const char *what, const char *now, const char *next)
  */
 static void
 reload(struct config *conf, struct config *nc, const struct opts *o,
-		int foreground, const char *pidfile)
+		const char *pidfile)
 {
 	struct daemon_env next;
 	struct config old;
@@ -330,7 +334,7 @@ reload(struct config *conf, struct config *nc, const struct opts *o,
 		denv.hugetlbfs : "none", next.hugetlbfs[0] != '\0' ?
 		next.hugetlbfs : "none");
 	reload_later("shm-dir", denv.shm_dir, next.shm_dir);
-	np = pidfile_of(o, nc, &next, foreground, buf, sizeof(buf));
+	np = pidfile_of(o, nc, &next, buf, sizeof(buf));
 	reload_later("pidfile", pidfile != NULL ? pidfile : "none",
 		np != NULL ? np : "none");
 	denv.group = next.group;
@@ -342,14 +346,14 @@ reload(struct config *conf, struct config *nc, const struct opts *o,
 	log_msg(LOG_INFO, "SIGHUP: %s re-read", conf->file);
 }
 
+/* Lock the socket's lock file path (the socket's path and ".lock"). */
 static int
-lock_socket(int *lockfd, char *err, size_t errsz)
+lock_socket(const char *path, int *lockfd, char *err, size_t errsz)
 {
-	char path[sizeof(denv.socket) + 8], buf[32];
+	char buf[32];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s.lock", denv.socket);
 	for (;;) {
 		struct stat a, b;
 
@@ -568,7 +572,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "shmpoold: %s\n", err);
 		return 1;
 	}
-	pidfile = pidfile_of(&o, &conf, &denv, foreground, pidpath,
+	pidfile = pidfile_of(&o, &conf, &denv, pidpath,
 		sizeof(pidpath));
 
 	if (!foreground) {
@@ -633,11 +637,11 @@ main(int argc, char **argv)
 	}
 
 	mkdir_parent(denv.socket);
-	if (lock_socket(&lockfd, err, sizeof(err)) < 0) {
+	snprintf(lockpath, sizeof(lockpath), "%s.lock", denv.socket);
+	if (lock_socket(lockpath, &lockfd, err, sizeof(err)) < 0) {
 		fprintf(stderr, "shmpoold: %s\n", err);
 		return 1;
 	}
-	snprintf(lockpath, sizeof(lockpath), "%s.lock", denv.socket);
 	if (server_start(denv.socket, err, sizeof(err)) < 0) {
 		fprintf(stderr, "shmpoold: %s\n", err);
 		unlink(lockpath);
@@ -737,7 +741,7 @@ main(int argc, char **argv)
 							"config", err);
 					} else {
 						reload(&conf, &nc, &o,
-							foreground, pidfile);
+							pidfile);
 					}
 					/* What was not taken (a reload
 					 * takes it all). */

@@ -166,8 +166,8 @@ server_start(const char *path, char *err, size_t errsz)
 		return -1;
 	}
 	/* The caller holds the lock: a socket file here is a dead
-	 * daemon's, and goes.  Any other file is not the daemon's to
-	 * remove: bind() then fails on it. */
+	 * daemon's, and goes.  Any other file (a symbolic link too) is not
+	 * the daemon's to remove: it stops the start. */
 	if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
 		snprintf(err, errsz, "cannot listen on %s: a file that is not "
 			"a socket is there", path);
