@@ -380,89 +380,32 @@ take_name(struct ctl *c, const char *usage, char **args, int nargs,
 	return 0;
 }
 
-/* The long option of opts that the word a names as getopt_long() reads
- * it: whole, or by the one name of opts it starts; NULL for none, an
- * ambiguous start, or a word that is no long option.  *value: whether
- * the word gives a value ("=value"). */
-static const struct option *
-long_opt_of(const char *a, const struct option *opts, int *value)
-{
-	const struct option *o, *hit = NULL;
-	const char *eq;
-	size_t len;
-	int n = 0;
-
-	if (a[0] != '-' || a[1] != '-' || a[2] == '\0')
-		return NULL;
-	a += 2;
-	eq = strchr(a, '=');
-	len = eq != NULL ? (size_t)(eq - a) : strlen(a);
-	*value = eq != NULL;
-	for (o = opts; o->name != NULL; o++) {
-		if (strlen(o->name) == len && strncmp(o->name, a, len) == 0)
-			return o;
-		if (strncmp(o->name, a, len) == 0) {
-			hit = o;
-			n++;
-		}
-	}
-	return n == 1 ? hit : NULL;
-}
-
 /*
- * Does the option word a take the next word as its value, as
- * getopt_long() reads it against opts: a long option named whole, or
- * by the one name of opts it starts, that requires a value and has no
- * "=value"; with top (the global options, short options "s:f:hV"), a
- * group of short options whose last is -s or -f.  An unknown or
- * ambiguous option takes nothing: it is an error.
+ * A quiet getopt_long() of argv against optstring and opts, before the
+ * real one, whose first error would come before them: whether it meets
+ * the option json_code (--json, whole or by a start that names it
+ * alone) and, with help not NULL, 'h' (-h, --help).  getopt_long()
+ * itself reads the words, so that a value (--owner --json) is one.
+ * Returns where it stopped (with "+", the verb); optind is 0 again, for
+ * the real pass.
  */
 static int
-takes_next(const char *a, const struct option *opts, int top)
+opts_peek(int argc, char **argv, const char *optstring,
+		const struct option *opts, int json_code, int *json, int *help)
 {
-	const struct option *o;
-	int value;
+	int ch, stop;
 
-	if (a[0] != '-' || a[1] == '\0')
-		return 0;
-	if (a[1] != '-') {
-		/* The verbs' only short option is -h. */
-		if (!top)
-			return 0;
-		for (a++; *a != '\0'; a++)
-			if (*a == 's' || *a == 'f')
-				return a[1] == '\0';
-		return 0;
+	optind = 0;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
+		if (ch == json_code)
+			*json = 1;
+		else if (ch == 'h' && help != NULL)
+			*help = 1;
 	}
-	o = long_opt_of(a, opts, &value);
-	return o != NULL && !value && o->has_arg == required_argument;
-}
-
-/* Does a getopt_long() of a verb's argv against its opts meet -h or
- * --help (or a start of it that names it alone) before any "--", other
- * than as another option's value?  Wherever it stands: the verb's usage
- * is asked for, whatever is wrong with the rest. */
-static int
-wants_help(int argc, char **argv, const struct option *opts)
-{
-	const struct option *o;
-	int i, value;
-
-	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--") == 0)
-			break;
-		/* The verbs' only short option is -h: in a group of them
-		 * too (-xh), after an unknown one. */
-		if (argv[i][0] == '-' && argv[i][1] != '-' &&
-		    strchr(argv[i], 'h') != NULL)
-			return 1;
-		o = long_opt_of(argv[i], opts, &value);
-		if (o != NULL && !value && strcmp(o->name, "help") == 0)
-			return 1;
-		if (takes_next(argv[i], opts, 0))
-			i++;
-	}
-	return 0;
+	stop = optind;
+	optind = 0;
+	return stop;
 }
 
 int
@@ -475,7 +418,10 @@ verb_args_init(struct verb_args *va, struct ctl *c, const char *usage,
 	va->argv = argv;
 	va->opts = opts;
 	va->nargs = 0;
-	va->help = wants_help(argc, argv, opts);
+	va->help = 0;
+	/* --json and --help wherever they stand: each is told of, and
+	 * as, whatever else is wrong. */
+	opts_peek(argc, argv, "-:h", opts, OPT_JSON, &c->json, &va->help);
 	va->args = calloc((size_t)argc, sizeof(*va->args));
 	if (va->args == NULL)
 		return ctl_fail_local(c, ENOMEM, "out of memory");
@@ -793,7 +739,7 @@ await_pool(struct ctl *c, const struct req *create, const char *name)
 {
 	const struct timespec pause = { 0, AWAIT_POLL_NS };
 	struct req info = { .len = 0 };
-	struct timespec start, now;
+	int64_t start;
 	int ret;
 
 	ret = req_add(c, &info, "info", NULL);
@@ -802,17 +748,14 @@ await_pool(struct ctl *c, const struct req *create, const char *name)
 	if (ret != 0)
 		return ret;
 	/* The time the requests take counts too. */
-	clock_gettime(CLOCK_MONOTONIC, &start);
+	start = now_ns();
 	for (;;) {
 		ret = ctl_call(c, &info);
 		if (ret == 0)
 			return EXISTS;
 		if (ret != -ENOENT || c->unreachable)
 			return ret;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec - start.tv_sec > CREATE_WAIT_S ||
-		    (now.tv_sec - start.tv_sec == CREATE_WAIT_S &&
-		     now.tv_nsec >= start.tv_nsec))
+		if (now_ns() - start >= CREATE_WAIT_S * NSEC_PER_SEC)
 			return -ETIMEDOUT;
 		nanosleep(&pause, NULL);
 		ret = ctl_call(c, create);
@@ -1415,46 +1358,18 @@ verb_opts(const struct verb *v)
 	return v != NULL ? v->opts : common;
 }
 
-/* Does a getopt_long() of argv against opts (top: the global options,
- * which stop at the first word that is not one, the verb, whose own
- * options follow) meet --json, or a start of it that names it alone
- * (--js), before any "--", other than as the value of another option
- * (--socket --json)?  Wherever it stands: an error before it is told
- * in JSON too. */
-static int
-wants_json(int argc, char **argv, const struct option *opts, int top)
-{
-	const struct option *o;
-	int i, value;
-
-	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--") == 0)
-			break;
-		o = long_opt_of(argv[i], opts, &value);
-		if (o != NULL && !value && strcmp(o->name, "json") == 0)
-			return 1;
-		if (top && (argv[i][0] != '-' || argv[i][1] == '\0')) {
-			/* The verb: its options from here on. */
-			opts = verb_opts(verb_find(argv[i]));
-			top = 0;
-			continue;
-		}
-		if (takes_next(argv[i], opts, top))
-			i++;
-	}
-	return 0;
-}
-
 /* Run the verb argv[0] with its arguments. */
 static int
 run_verb(struct ctl *c, int argc, char **argv)
 {
 	const struct verb *v = verb_find(argv[0]);
 
-	if (wants_json(argc, argv, verb_opts(v), 0))
-		c->json = 1;
+	/* A verb reads its own --json (verb_args_init()); a word that is
+	 * no verb, one after it too. */
 	if (v != NULL)
 		return v->run(c, argc, argv);
+	opts_peek(argc, argv, "-:h", verb_opts(NULL), OPT_JSON, &c->json,
+		NULL);
 	if (c->where != NULL && argv[0][0] == '-')
 		return usage_error(c, usage_main, "a batch line starts with a "
 			"verb (" VERB_NAMES "), not the option '%s'",
@@ -1576,10 +1491,11 @@ run_batch(struct ctl *g, const char *file, int keep_going)
 		}
 		if (status != EXIT_OK && first_fail == 0)
 			first_fail = status;
-		/* A signal that ended the line (watch) ends the batch, even
-		 * with --keep-going: its document first, then of it. */
-		if (c.sig != 0) {
-			sig = c.sig;
+		/* A signal that ended the line (watch: no other status is
+		 * above 4) ends the batch, even with --keep-going: its
+		 * document first, then of it. */
+		if (status > EXIT_SIGNAL_BASE) {
+			sig = status - EXIT_SIGNAL_BASE;
 			break;
 		}
 		if (status != EXIT_OK && !keep_going)
@@ -1626,10 +1542,8 @@ run_batch(struct ctl *g, const char *file, int keep_going)
 		jw_obj_close(&w);
 		jw_end(&w);
 	}
-	if (sig != 0) {
-		fflush(stdout);
+	if (sig != 0)
 		watch_die_of(sig);
-	}
 	return first_fail;
 }
 
@@ -1700,7 +1614,14 @@ main(int argc, char **argv)
 	if (argc < 1)
 		return usage_error(&c, usage_main, "no arguments");
 	argv[0] = progname;
-	c.json = wants_json(argc, argv, main_opts, 1);
+	/* --json before the verb, and after it in the verb's options:
+	 * an error of the global options is told as JSON too. */
+	ch = opts_peek(argc, argv, "+:s:f:hV", main_opts, OPT_MAIN_JSON,
+		&c.json, NULL);
+	if (ch < argc)
+		opts_peek(argc - ch, argv + ch, "-:h",
+			verb_opts(verb_find(argv[ch])), OPT_JSON, &c.json,
+			NULL);
 	va.argc = argc;
 	va.argv = argv;
 	opterr = 0;

@@ -26,6 +26,11 @@
 
 #define CTL_ERRMSG_MAX		1024	/* bytes in an error message */
 
+#define NSEC_PER_SEC		INT64_C(1000000000)
+
+/* CLOCK_MONOTONIC, in ns. */
+int64_t now_ns(void);
+
 extern char progname[];
 
 /* The context of one verb: where it reaches the daemon, where it writes. */
@@ -39,9 +44,6 @@ struct ctl {
 	FILE *out;			/* the verb's output */
 	const char *where;		/* "FILE:LINE" in a batch, else NULL */
 	int quiet;			/* no warnings (watch on a terminal) */
-	int sig;			/* in a batch, the signal that ended
-					   the verb (watch): the batch ends
-					   with its document, then of it */
 };
 
 /*

@@ -23,7 +23,6 @@
 
 #include "shmpoolctl.h"
 
-#define NSEC_PER_SEC		INT64_C(1000000000)
 #define INTERVAL_MAX_SEC	86400
 
 static const char usage_watch[] =
@@ -94,7 +93,7 @@ struct watch {
 	struct jw w;
 };
 
-static int64_t
+int64_t
 now_ns(void)
 {
 	struct timespec ts;
@@ -453,16 +452,6 @@ signals_catch(const int *sigs, size_t n, sigset_t *waitmask)
 		sigdelset(waitmask, sigs[i]);
 }
 
-/* Give the n signals sigs their default actions, and unblock them. */
-static void
-signals_default(const int *sigs, size_t n)
-{
-	sigset_t unblock;
-
-	signals_handle(sigs, n, SIG_DFL, &unblock);
-	sigprocmask(SIG_UNBLOCK, &unblock, NULL);
-}
-
 /*
  * The actions of the first n of watch_signals, and the signal mask, saved
  * in w; then those of the n signals the process was not started ignoring
@@ -685,7 +674,6 @@ out:
 		w->c->quiet = 0;
 		if (sig != 0 && sig != SIGTSTP) {
 			sample_free(&w->prev);
-			fflush(stdout);
 			/* Die of it, now that the terminal is back. */
 			watch_die_of(sig);
 		}
@@ -778,12 +766,9 @@ do_watch(struct ctl *c, int argc, char **argv)
 		/* In a batch, the batch dies of it once its own document
 		 * is out (run_batch()); the signals stay caught and blocked
 		 * until then. */
-		if (c->where != NULL) {
-			c->sig = w.sig;
+		if (c->where != NULL)
 			return EXIT_SIGNAL_BASE + w.sig;
-		}
 		/* Die of it, as without the wait for it. */
-		fflush(c->out);
 		watch_die_of(w.sig);
 	}
 	return ret;
@@ -792,8 +777,13 @@ do_watch(struct ctl *c, int argc, char **argv)
 void
 watch_die_of(int sig)
 {
-	/* That one alone: another that came since stays blocked, so that
-	 * the process dies of the one its document (a batch's) names. */
-	signals_default(&sig, 1);
+	sigset_t unblock;
+
+	fflush(stdout);
+	/* That one alone given its default action and unblocked: another
+	 * that came since and is blocked stays so, and the process dies of
+	 * the one its document (a batch's) names. */
+	signals_handle(&sig, 1, SIG_DFL, &unblock);
+	sigprocmask(SIG_UNBLOCK, &unblock, NULL);
 	raise(sig);
 }
