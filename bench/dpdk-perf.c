@@ -386,8 +386,9 @@ dpdk_perf_run(const struct perf_case *c, double *rate)
 				"in %" PRIu64 " ns on CPU %d\n", i, res->count,
 				res->ns, res->cpu);
 	}
-	/* No lcore finishing a round in the whole run is what ring_mp_mc
-	 * does with more lcores than CPUs: a rate of 0, not a failure. */
+	/* No lcore putting back an object in the whole run is what
+	 * ring_mp_mc does with more lcores than CPUs: a rate of 0, not a
+	 * failure. */
 	if (sum == 0 && dp.verbose)
 		fprintf(stderr, "shmpool-perf: DPDK: no lcore counted "
 			"anything\n");

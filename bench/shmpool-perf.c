@@ -33,9 +33,9 @@
  * is the median.  With --vs-dpdk, each case also runs on rte_mempool
  * (bench/dpdk-perf.c), the two taking turns --repeat times, and the line
  * ends "dpdk_rate=N ratio=R": the medians, and the first over the second
- * ("ratio=inf" when DPDK's median is 0).  A DPDK run whose lcores finish
- * no round of n_keep objects, as ring_mp_mc's can with more lcores than
- * CPUs, counts as a rate of 0, not as a failure.
+ * ("ratio=inf" when DPDK's median is 0).  A DPDK run whose lcores put
+ * back no object, as ring_mp_mc's can with more lcores than CPUs,
+ * counts as a rate of 0, not as a failure.
  *
  * Exit status: 0 when every case ran and counted; 1 when one failed, DPDK
  * could not be had or stdout lost a line; 2 for a usage error; 128 + the

@@ -25,7 +25,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
@@ -3762,21 +3761,16 @@ END_TEST
  * leaves them to tu_stray().
  */
 
-/* The pid in a pidfile (FIFO or not). */
+/* The pid in a pidfile (FIFO or not): a number and a newline. */
 static pid_t
 read_pid(const char *path)
 {
-	char buf[32];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	const char *text = slurp(path);
+	size_t n = strlen(text);
 
-	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	ck_assert_int_gt(n, 0);
-	buf[n] = '\0';
-	ck_assert_msg(buf[n - 1] == '\n', "pidfile '%s'", buf);
-	return (pid_t)atol(buf);
+	ck_assert_msg(n > 1 && text[n - 1] == '\n', "pidfile %s: '%s'", path,
+		text);
+	return (pid_t)atol(text);
 }
 
 /* The daemon bg (this process's, as subreaper) exits code within

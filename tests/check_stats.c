@@ -453,8 +453,6 @@ START_TEST(test_read_while_hitting)
 		}
 	}
 	ck_assert_int_eq(read(done[0], &made, sizeof(made)), sizeof(made));
-	ck_assert_uint_ge(made, cycles);
-	ck_assert_uint_eq(made % batch, 0);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		"child status %#x", status);

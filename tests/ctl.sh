@@ -168,14 +168,7 @@ start_daemon() {
 # stop_daemon SIGNAL EXIT: send SIGNAL, wait (5 s at most) for it to exit.
 stop_daemon() {
 	kill "-$1" "$daemon"
-	i=0
-	while alive "$daemon"; do
-		i=$((i + 1))
-		[ $i -lt 100 ] || { echo "shmpoold still running 5 s after SIG$1"; exit 1; }
-		sleep 0.05
-	done
-	rc=0
-	wait "$daemon" || rc=$?
+	reap "shmpoold after SIG$1" "$daemon"
 	daemon=
 	same "shmpoold's exit status after SIG$1" "$rc" "$2"
 }
@@ -1215,12 +1208,7 @@ ln -sf v2.conf "$dir/rel/d.conf"
 kill -HUP "$rdaemon"
 poll 5 "pool r2, added to the relative config before SIGHUP" rinfo r2
 kill -TERM "$rdaemon"
-i=0
-while alive "$rdaemon"; do
-	i=$((i + 1))
-	[ $i -lt 100 ] || { fail "shmpoold -c d.conf still running 5 s after SIGTERM"; break; }
-	sleep 0.05
-done
+poll 5 "shmpoold -c d.conf: its end after SIGTERM" gone "$rdaemon"
 (cd "$dir/rel" && SHMPOOL_SOCKET=rel.sock timeout 10 "$abs_shmpoold" -f --shm-dir "$dir/rel" \
 	--hugetlbfs none) >"$out" 2>"$err" && rc=0 || rc=$?
 same "shmpoold with SHMPOOL_SOCKET=rel.sock: exit status" "$rc" 1

@@ -53,6 +53,8 @@ set -e
 [ ! -s "$dir/out" ] || { echo "demo of tiny objects printed: $(cat "$dir/out")"; exit 1; }
 [ "$(cat "$dir/err")" = "shmpool-demo: pool tiny: objects of 4 bytes cannot hold the demo's stamp of 8" ] ||
 	{ echo "demo of tiny objects: stderr: $(cat "$dir/err")"; exit 1; }
+[ "$(head -n 1 "$dir/err2")" = "shmpool-demo: --objects, --object-size and --cache shape a pool of the demo's own, not one of --pool" ] ||
+	{ echo "demo --pool --objects: stderr: $(cat "$dir/err2")"; exit 1; }
 "$ctl" destroy tiny >/dev/null
 info=$("$ctl" info demo)
 printf '%s\n' "$info" | grep -qx 'avail: 4096'
@@ -80,8 +82,8 @@ ends() {
 		sleep 0.1
 	done
 }
-# gone FILE...: none of them is there.
-gone() {
+# no_files FILE...: none of them is there.
+no_files() {
 	for f in "$@"; do
 		[ ! -e "$f" ] || { echo "$f left behind"; exit 1; }
 	done
@@ -92,7 +94,7 @@ rc=0
 wait "$daemon" || rc=$?
 [ $rc -eq 0 ] || { echo "shmpoold: exit $rc after SIGTERM"; exit 1; }
 daemon=
-gone "$dir/sock" "$dir/shmpool.demo"
+no_files "$dir/sock" "$dir/shmpool.demo"
 
 # Without -f: it returns once serving, writes its pid next to the socket,
 # and a SIGTERM takes socket, lock and pidfile away.
@@ -103,5 +105,5 @@ pid=$daemon2
 kill -TERM "$pid"
 ends "$pid"
 daemon2=
-gone "$dir/d2/sock" "$dir/d2/sock.lock" "$dir/d2/shmpoold.pid"
+no_files "$dir/d2/sock" "$dir/d2/sock.lock" "$dir/d2/shmpoold.pid"
 echo "daemon demo: ok"

@@ -147,6 +147,10 @@ static long huge_n;
 static char huge_mnt[256];
 static const int huge_sigs[] = { SIGINT, SIGTERM, SIGHUP };
 #define HUGE_SIGS	(sizeof(huge_sigs) / sizeof(huge_sigs[0]))
+/* Their actions before huge_catch(): Check's own, in a runner that has
+ * begun (it kills its tests' process group), to be run after ours. */
+static struct sigaction huge_old[HUGE_SIGS];
+static int huge_caught[HUGE_SIGS];
 
 /* nr_hugepages (delta 0: read alone), or plus delta: the count read,
  * or -1; with calls safe in a signal handler. */
@@ -220,11 +224,26 @@ huge_undo(void)
 	huge_held = 0;
 }
 
+/* The actions huge_catch() replaced, back. */
+static void
+huge_uncatch(void)
+{
+	size_t i;
+
+	for (i = 0; i < HUGE_SIGS; i++)
+		if (huge_caught[i]) {
+			sigaction(huge_sigs[i], &huge_old[i], NULL);
+			huge_caught[i] = 0;
+		}
+}
+
+/* Undo, then the action that was there (Check's, or the default), which
+ * the signal, raised again, meets once this handler returns. */
 static void
 huge_on_signal(int sig)
 {
 	huge_undo();
-	signal(sig, SIG_DFL);
+	huge_uncatch();
 	raise(sig);
 }
 
@@ -232,7 +251,7 @@ huge_on_signal(int sig)
 static void
 huge_catch(void)
 {
-	struct sigaction sa, old;
+	struct sigaction sa;
 	size_t i;
 
 	memset(&sa, 0, sizeof(sa));
@@ -241,9 +260,10 @@ huge_catch(void)
 	for (i = 0; i < HUGE_SIGS; i++)
 		sigaddset(&sa.sa_mask, huge_sigs[i]);
 	for (i = 0; i < HUGE_SIGS; i++)
-		if (sigaction(huge_sigs[i], NULL, &old) == 0 &&
-		    old.sa_handler != SIG_IGN)
-			sigaction(huge_sigs[i], &sa, NULL);
+		if (sigaction(huge_sigs[i], NULL, &huge_old[i]) == 0 &&
+		    huge_old[i].sa_handler != SIG_IGN)
+			huge_caught[i] = sigaction(huge_sigs[i], &sa,
+				NULL) == 0;
 }
 
 /* tu_huge_reserve() with the signals blocked. */
@@ -314,8 +334,10 @@ tu_huge_reserve(long n, const char *mnt, const char **why)
 	}
 	huge_block(SIG_BLOCK, &old);
 	ret = huge_reserve(n, mnt, why);
-	if (ret < 0)
+	if (ret < 0) {
 		huge_undo();
+		huge_uncatch();
+	}
 	huge_block(SIG_SETMASK, &old);
 	return ret;
 }
@@ -327,6 +349,7 @@ tu_huge_release(void)
 
 	huge_block(SIG_BLOCK, &old);
 	huge_undo();
+	huge_uncatch();
 	huge_block(SIG_SETMASK, &old);
 }
 
@@ -400,32 +423,6 @@ tu_run(Suite *s)
 	strays_kill();
 	tu_rm_tree(scratch);
 	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
-
-long
-tu_read_long(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long v = -1;
-
-	if (f != NULL) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
-int
-tu_write_long(const char *path, long v)
-{
-	FILE *f = fopen(path, "w");
-	int ok;
-
-	if (f == NULL)
-		return -1;
-	ok = fprintf(f, "%ld\n", v) > 0;
-	return fclose(f) == 0 && ok ? 0 : -1;
 }
 
 /* A field of /proc/meminfo, e.g. "HugePages_Free:" or "Hugepagesize:". */

@@ -60,10 +60,6 @@ tu_rand(uint64_t *state)
 /* Remove dir and everything in it (not crossing into mounts). */
 void tu_rm_tree(const char *dir);
 
-/* A number in a file (/proc/sys/...), -1 if none; write one, 0 or -1. */
-long tu_read_long(const char *path);
-int tu_write_long(const char *path, long v);
-
 /* A field of /proc/meminfo, e.g. "HugePages_Free:" or "Hugepagesize:". */
 long tu_meminfo(const char *field);
 
@@ -81,7 +77,8 @@ int tu_count_entries(const char *dir);
  * *why.  tu_huge_release() unmounts it, removes the folder, takes the n
  * pages it added off nr_hugepages again (those others added stay) and
  * drops the lock; so does a SIGINT, SIGTERM or SIGHUP to the runner
- * meanwhile (one it is not ignoring), which then dies of it.
+ * meanwhile (one it is not ignoring), which then meets the action it had
+ * before (Check's own, or the default).
  */
 int tu_huge_reserve(long n, const char *mnt, const char **why);
 void tu_huge_release(void);
