@@ -555,13 +555,11 @@ static int
 parse_account(struct ctl *c, const char *usage, const char *opt,
 		const char *s)
 {
-	size_t i, len = strlen(s);
+	size_t len = strlen(s);
 	uint64_t id;
 
-	for (i = 0; i < len; i++)
-		if (s[i] < 0x21 || s[i] > 0x7e || strchr("=:/", s[i]) != NULL)
-			break;
-	if (len == 0 || len > ACCOUNT_MAX || i < len || s[0] == '-')
+	if (len > ACCOUNT_MAX || !proto_value_ok(s) ||
+	    strpbrk(s, ":/") != NULL || s[0] == '-')
 		return usage_error(c, usage, "--%s: '%.*s' is not a %s name "
 			"or number", opt, ACCOUNT_MAX, s,
 			strcmp(opt, "owner") == 0 ? "user" : "group");
